@@ -1,0 +1,100 @@
+# iwscope — see README.md. `make` builds build/iwscope; `make test` installs what is missing,
+# builds and runs every test; `make demo` analyses a bundled capture and prints the report.
+
+PREFIX  ?= /usr/local
+CC      ?= cc
+PKGS    := libpcap libndpi sqlite3 ncursesw
+SRCS    := $(wildcard src/*.c)
+HDRS    := $(wildcard include/*.h)
+
+# Debian packages the build and the tests need (installed by `make deps` when missing).
+DEB_BUILD := gcc make pkg-config libpcap-dev libndpi-dev libsqlite3-dev libncurses-dev
+DEB_TEST  := sqlite3 tshark tcpdump tcptrace libndpi-bin iproute2 ethtool clang \
+             libclang-rt-14-dev valgrind tmux python3
+
+PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+
+WARN     := -std=c11 -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wformat-security
+HARDEN   := -D_FORTIFY_SOURCE=2 -fstack-protector-strong -fPIE
+CFLAGS   ?= -O2 -g
+ALL_CFLAGS = $(WARN) -D_DEFAULT_SOURCE -Iinclude $(PKG_CFLAGS) $(CFLAGS)
+LDHARDEN := -pie -Wl,-z,relro,-z,now
+
+BUILD    := build
+DEBUG    := build-debug
+SAN      := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+
+.PHONY: all debug deps demo test install clean truth fuzz bench
+all: $(BUILD)/iwscope
+
+$(BUILD)/schema_sql.c: schema/iwscope.sql tools/embed.sh
+	@mkdir -p $(@D)
+	sh tools/embed.sh store_schema_sql $< > $@
+
+$(BUILD)/%.o: src/%.c $(HDRS) | $(BUILD)
+	$(CC) $(ALL_CFLAGS) $(HARDEN) -c $< -o $@
+
+$(BUILD)/schema_sql.o: $(BUILD)/schema_sql.c
+	$(CC) $(ALL_CFLAGS) $(HARDEN) -c $< -o $@
+
+$(BUILD):
+	mkdir -p $@
+
+OBJS := $(patsubst src/%.c,$(BUILD)/%.o,$(SRCS)) $(BUILD)/schema_sql.o
+$(BUILD)/iwscope: $(OBJS)
+	$(CC) $(LDHARDEN) -o $@ $^ $(PKG_LIBS)
+
+# ASan + UBSan build; the tests run it too.
+DOBJS := $(patsubst src/%.c,$(DEBUG)/%.o,$(SRCS)) $(DEBUG)/schema_sql.o
+debug: $(DEBUG)/iwscope
+$(DEBUG)/%.o: src/%.c $(HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(WARN) -D_DEFAULT_SOURCE -Iinclude $(PKG_CFLAGS) -O1 -g $(SAN) -c $< -o $@
+$(DEBUG)/schema_sql.o: $(BUILD)/schema_sql.c
+	@mkdir -p $(@D)
+	$(CC) $(WARN) -Iinclude -O1 -g $(SAN) -c $< -o $@
+$(DEBUG)/iwscope: $(DOBJS)
+	$(CC) $(SAN) -o $@ $^ $(PKG_LIBS)
+
+# Installs missing Debian packages (as root; apt-get update first). No-op when all present.
+deps:
+	@missing=""; for p in $(DEB_BUILD) $(DEB_TEST); do \
+	  dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  if [ "$$(id -u)" != 0 ]; then echo "make deps: run as root to install:$$missing" >&2; exit 1; fi; \
+	  echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	fi
+
+demo: deps
+	$(MAKE) all
+	rm -f demo.db demo.db-wal demo.db-shm
+	$(BUILD)/iwscope -r tests/pcaps/demo.pcap -o demo.db
+	$(BUILD)/iwscope report demo.db
+
+test: deps
+	$(MAKE) all debug tools
+	python3 tests/run.py
+
+TOOLS := $(BUILD)/pcapgen $(BUILD)/delayline
+tools: $(TOOLS)
+$(BUILD)/pcapgen: tools/pcapgen.c | $(BUILD)
+	$(CC) $(WARN) -D_DEFAULT_SOURCE -O2 -o $@ $<
+$(BUILD)/delayline: tools/delayline.c | $(BUILD)
+	$(CC) $(WARN) -D_DEFAULT_SOURCE -O2 -o $@ $< -lpthread
+
+# Regenerates the ground-truth captures in tests/pcaps/truth (root: network namespaces).
+truth: deps
+	$(MAKE) all tools
+	python3 tools/truth.py
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/iwscope $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 755 $(BUILD)/iwscope $(DESTDIR)$(PREFIX)/bin/iwscope
+	install -m 644 schema/iwscope.sql $(DESTDIR)$(PREFIX)/share/iwscope/iwscope.sql
+	install -m 644 man/iwscope.1 $(DESTDIR)$(PREFIX)/share/man/man1/iwscope.1
+
+clean:
+	rm -rf $(BUILD) $(DEBUG) demo.db demo.db-wal demo.db-shm

@@ -1,0 +1,35 @@
+/* classify: labels from measured numbers (INFERENCE.md "Labels"). Pure functions. */
+#ifndef IWSCOPE_CLASSIFY_H
+#define IWSCOPE_CLASSIFY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "flow.h"
+
+/* Initial TTL implied by an observed TTL: the next of 32, 64, 128, 255 at or above it. */
+unsigned classify_ittl(unsigned ttl);
+
+/* Receiver class from a SYN's unscaled window and MSS (0 = no MSS): "6KB", "10MSS", "20MSS",
+ * "64KB", "8192", "16384" or "other". Static string. */
+const char *classify_rwnd(unsigned win, unsigned mss);
+
+/* Which standard an exact IW of segs segments matches at smss: "rfc6928", "rfc3390",
+ * "rfc2581" or "custom". Static string. */
+const char *classify_iw_std(unsigned segs, unsigned smss);
+
+/* Segments RFC 3390 / RFC 6928 allow at smss. */
+unsigned classify_iw_rfc3390(unsigned smss);
+unsigned classify_iw_rfc6928(unsigned smss);
+
+/* Writes "IWn" (exact) or ">=IWn" (lower bound) into buf. */
+void classify_iw_class(char *buf, size_t len, unsigned segs, int exact);
+
+/* p0f-style option layout ("mss,sok,ts,nop,ws") of a SYN into buf. */
+void classify_olayout(char *buf, size_t len, const struct syn_info *si);
+
+const char *classify_limit_name(enum ff_limit l);
+const char *classify_handshake_name(enum handshake_kind k);
+const char *classify_end_name(enum end_reason r);
+
+#endif

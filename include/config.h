@@ -1,0 +1,48 @@
+/* Tunables: every default can be overridden with -DNAME=value at build time. */
+#ifndef IWSCOPE_CONFIG_H
+#define IWSCOPE_CONFIG_H
+
+#define IWSCOPE_VERSION "0.1.0"
+
+/* Flow table */
+#ifndef FLOW_CAP_DEFAULT
+#define FLOW_CAP_DEFAULT 262144u /* open flows at once; beyond it the oldest idle is evicted */
+#endif
+#ifndef FLOW_IDLE_US
+#define FLOW_IDLE_US (300ull * 1000000ull) /* idle timeout, like tstat's 5 minutes */
+#endif
+#ifndef FLOW_CLOSED_US
+#define FLOW_CLOSED_US (5ull * 1000000ull) /* linger after FIN both ways or RST */
+#endif
+#ifndef FLOW_HALFOPEN_US
+#define FLOW_HALFOPEN_US (30ull * 1000000ull) /* an unanswered SYN expires sooner */
+#endif
+#ifndef EXPIRE_INTERVAL_US
+#define EXPIRE_INTERVAL_US (1000000ull) /* expiry sweeps run at most this often (capture time) */
+#endif
+
+/* First-flight inference (INFERENCE.md) */
+#ifndef FLIGHT_TOL_DIV
+#define FLIGHT_TOL_DIV 10 /* timing rule tolerance = handshake RTT / 10 */
+#endif
+#ifndef FLIGHT_CWND_RTTS_X10
+#define FLIGHT_CWND_RTTS_X10 15 /* next data within 1.5 RTT of the flight's end => cwnd */
+#endif
+#ifndef DEFAULT_MSS
+#define DEFAULT_MSS 536 /* RFC 9293 3.7.1: MSS when the option is absent */
+#endif
+
+/* Storage */
+#ifndef STORE_BATCH_ROWS
+#define STORE_BATCH_ROWS 4096 /* rows per transaction */
+#endif
+#ifndef STORE_BUSY_MS
+#define STORE_BUSY_MS 5000 /* wait this long for another writer */
+#endif
+
+/* nDPI */
+#ifndef DPI_MAX_PKTS
+#define DPI_MAX_PKTS 24 /* packets nDPI sees per flow before giving up */
+#endif
+
+#endif

@@ -1,0 +1,19 @@
+/* decode: link layer -> IP -> TCP into struct pkt, bounds-checked, one function per layer. */
+#ifndef IWSCOPE_DECODE_H
+#define IWSCOPE_DECODE_H
+
+#include "pkt.h"
+
+/* Returns true when iwscope can decode the libpcap link type (DLT_*). */
+bool decode_link_supported(int dlt);
+
+/* Decodes one captured frame of link type dlt. caplen bytes at data are valid; the frame was
+ * wirelen bytes on the wire. On DECODE_OK *out is filled; out->payload points into data. */
+enum decode_result decode_packet(int dlt, const uint8_t *data, uint32_t caplen, uint64_t ts_us,
+                                 struct pkt *out);
+
+/* Parses TCP options (RFC 9293 3.1) from opt[0..len); cut says the captured bytes ended before
+ * the header's option area did. Fills *o; returns Q_* quirks. Exposed for the option fuzzer. */
+uint8_t decode_tcp_options(const uint8_t *opt, size_t len, bool cut, struct tcp_opts *o);
+
+#endif

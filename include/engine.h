@@ -1,0 +1,38 @@
+/* engine: the analysis pipeline for one run — decode, flow table, handshake and flight
+ * trackers, nDPI — handing each finished flow to the sinks. */
+#ifndef IWSCOPE_ENGINE_H
+#define IWSCOPE_ENGINE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "dpi.h"
+#include "flow.h"
+#include "record.h"
+#include "sink.h"
+
+struct engine_opts {
+	uint32_t flow_cap;  /* open flows at most */
+	bool force_timing;  /* first flights by timing even with timestamps */
+};
+
+typedef struct engine engine;
+
+/* Creates an engine writing to nsinks sinks (borrowed); dpi may be NULL. NULL on failure. */
+engine *engine_new(const struct engine_opts *o, struct sink *sinks, unsigned nsinks, dpi_ctx *dpi);
+void engine_free(engine *e);
+
+/* Analyses one captured frame. Returns 0, or -1 when a sink failed (the run must stop). */
+int engine_packet(engine *e, int dlt, const uint8_t *data, uint32_t caplen, uint32_t wirelen,
+                  uint64_t ts_us);
+
+/* Writes out every open flow with the given end reason. 0 or -1 on sink failure. */
+int engine_flush(engine *e, enum end_reason why);
+
+/* Copies the run counters into run (packets, bytes, decode reasons, flows, evictions). */
+void engine_stats(const engine *e, struct run_info *run);
+
+/* Flows written so far. */
+uint64_t engine_flows(const engine *e);
+
+#endif

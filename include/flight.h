@@ -1,0 +1,27 @@
+/* flight: each sender's first flight and why it stopped (INFERENCE.md). */
+#ifndef IWSCOPE_FLIGHT_H
+#define IWSCOPE_FLIGHT_H
+
+#include <stdbool.h>
+
+#include "flow.h"
+
+struct flight_opts {
+	bool force_timing; /* ignore timestamps: decide flight membership by timing alone */
+};
+
+/* Feeds p (sent in direction dir, 0 = client to server) to both directions' flight trackers:
+ * as data for its sender's flight, as a possible first ACK for the other's. Call after
+ * handshake_update and before the per-side counters are updated. */
+void flight_update(struct flow *f, const struct pkt *p, int dir, const struct flight_opts *o);
+
+/* The verdict on the first flight of f's client (sender 0) or server (sender 1). *smss gets
+ * the segment size used (0 when unknown). */
+enum ff_limit flight_limit(const struct flow *f, int sender, uint16_t *smss);
+
+/* Round trips at the vantage point, from the handshake, in microseconds; -1 when unknown.
+ * leg 0 = vantage <-> client (SYN-ACK -> ACK), leg 1 = vantage <-> server (SYN -> SYN-ACK). */
+int64_t flight_rtt_leg(const struct flow *f, int leg);
+int64_t flight_rtt(const struct flow *f);
+
+#endif

@@ -1,0 +1,146 @@
+/* flow: per-connection state and the bounded bidirectional flow table. */
+#ifndef IWSCOPE_FLOW_H
+#define IWSCOPE_FLOW_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "pkt.h"
+
+#define SYN_LAYOUT_MAX 16
+
+/* What one side advertised in its SYN (client) or SYN-ACK (server). */
+struct syn_info {
+	uint64_t ts_us;      /* first SYN / SYN-ACK at the vantage point; 0 = not seen */
+	uint32_t tsval;      /* valid with OPT_TS */
+	uint32_t payload;    /* data bytes carried on the SYN (TFO) */
+	uint16_t win;        /* unscaled, as in every SYN (RFC 7323 2.2) */
+	uint16_t mss;        /* valid with OPT_MSS */
+	uint16_t retx;       /* retransmissions of this SYN / SYN-ACK */
+	uint8_t present;     /* OPT_* seen in it */
+	uint8_t wscale;      /* valid with OPT_WS */
+	uint8_t ttl;
+	uint8_t quirks;      /* Q_*; Q_OPT_CUT means absent options are unknown */
+	uint8_t layout_len;
+	uint8_t eol_pad;
+	uint8_t layout[SYN_LAYOUT_MAX]; /* option kinds in wire order */
+};
+
+enum ff_state { FF_WAIT = 0, FF_OPEN, FF_CLOSED };
+enum ff_limit { LIMIT_UNKNOWN = 0, LIMIT_NONE, LIMIT_CWND, LIMIT_RWND, LIMIT_APP, LIMIT_LOSS };
+enum ff_rule { RULE_NONE = 0, RULE_TSECR, RULE_TIMING };
+
+/* One sender's first flight (INFERENCE.md). Sequence numbers are relative to the sender's
+ * ISN + 1. */
+struct first_flight {
+	uint64_t first_us, last_us; /* first and last flight-1 packet at the vantage point */
+	uint64_t a1_us;             /* first ACK of this sender's data from the receiver */
+	uint64_t next_us;           /* first new data after the flight; 0 = none seen */
+	uint32_t bytes;             /* new payload bytes in flight 1 */
+	uint32_t segs;              /* sum of ceil(payload / smss) over flight-1 packets */
+	uint32_t snd_nxt;           /* highest relative sequence sent so far (new data end) */
+	uint32_t fl_end;            /* relative sequence where flight 1 ended (once closed) */
+	uint32_t a1_tsval;          /* receiver's TSval on A1 */
+	uint32_t r_tsval_before;    /* receiver's last TSval before the sender's first data */
+	uint32_t rwnd_field;        /* receiver's window field in its last segment before data */
+	uint16_t smss;              /* nominal: receiver MSS minus the sender's per-segment options */
+	uint16_t max_payload;       /* largest flight-1 packet payload */
+	uint16_t n_max;             /* flight-1 packets of exactly max_payload */
+	uint8_t state;              /* enum ff_state */
+	uint8_t rule;               /* enum ff_rule */
+	bool a1_seen;
+	bool r_ts_before;           /* r_tsval_before valid */
+	bool rwnd_from_syn;         /* rwnd_field came from the receiver's SYN: never scaled */
+	bool rwnd_known;
+	bool loss;                  /* hole or retransmission inside flight 1 */
+	bool r_data_before_next;    /* receiver sent new data between flight start and next data */
+	bool fin;                   /* sender's FIN seen while the flight was open */
+};
+
+/* One endpoint of a flow and everything it sent. */
+struct side {
+	struct ip_addr addr;
+	uint16_t port;
+	bool isn_known;
+	bool fin, rst;
+	bool ts_seen;          /* last_tsval valid */
+	bool win_known;
+	bool win_is_syn;       /* last_win came from its SYN */
+	uint32_t isn;
+	uint32_t snd_max;      /* highest absolute sequence end it sent (valid with isn_known) */
+	uint32_t last_tsval;
+	uint16_t last_win;
+	uint64_t pkts, bytes;  /* packets and payload bytes it sent */
+	struct syn_info syn;
+	struct first_flight ff;
+};
+
+enum handshake_kind {
+	HS_NONE = 0,   /* first seen mid-stream */
+	HS_SYN_ONLY,   /* SYN unanswered */
+	HS_REFUSED,    /* SYN answered by RST */
+	HS_NO_ACK,     /* SYN and SYN-ACK, no ACK seen */
+	HS_COMPLETE,   /* SYN, SYN-ACK, ACK */
+	HS_NO_SYN,     /* began with the SYN-ACK */
+	HS_SIMULTANEOUS
+};
+
+enum end_reason { END_NONE = 0, END_FIN, END_RST, END_IDLE, END_EVICTED, END_REUSE, END_CAPTURE };
+
+struct dpi_flow; /* nDPI's state, owned by dpi.c, NULL once decided */
+
+struct flow {
+	uint32_t self;             /* own slot: index + 1 */
+	uint32_t hnext;            /* hash chain: index + 1, 0 = end */
+	uint32_t lprev, lnext;     /* expiry list links: index + 1 */
+	uint8_t list;              /* which expiry list holds it */
+	uint8_t ip_ver;
+	uint8_t end_reason;        /* enum end_reason */
+	bool simultaneous;
+	bool roles_guessed;        /* client/server chosen by ports: no SYN seen */
+	bool in_use;
+	uint64_t first_us, last_us;
+	uint64_t syn_us, synack_us, ack_us;
+	struct side c, s;          /* client (sent the SYN) and server */
+	struct dpi_flow *dpi;
+	uint16_t dpi_pkts;
+	uint16_t app_master, app_proto; /* nDPI protocol ids */
+	uint16_t app_category;
+	uint8_t dpi_method;        /* enum dpi_method */
+	char *server_name;         /* malloc'd once per flow, or NULL */
+};
+
+typedef struct flow_table flow_table;
+
+/* Creates a table holding at most cap flows; NULL on allocation failure. */
+flow_table *flow_table_new(uint32_t cap);
+void flow_table_free(flow_table *t);
+
+/* Finds the flow of p's 5-tuple (either direction); *dir = 0 when p was sent by the client. */
+struct flow *flow_lookup(flow_table *t, const struct pkt *p, int *dir);
+
+/* Inserts a new flow for p's 5-tuple; src_is_client says which end is the client. Returns
+ * NULL when the table is full: the caller evicts one (flow_oldest) and retries. */
+struct flow *flow_insert(flow_table *t, const struct pkt *p, bool src_is_client);
+
+/* Removes f from the table; the memory returns to the pool. */
+void flow_remove(flow_table *t, struct flow *f);
+
+/* Marks f active at time now and files it in the expiry list matching its state. */
+void flow_touch(flow_table *t, struct flow *f);
+
+/* The flow whose timeout ran out first at time now, or NULL. Call repeatedly to drain. */
+struct flow *flow_expired(flow_table *t, uint64_t now_us);
+
+/* The flow to evict when full: closed first, then half-open, then least recently active. */
+struct flow *flow_oldest(flow_table *t);
+
+/* Any flow still in the table (for draining at the end), or NULL. */
+struct flow *flow_any(flow_table *t);
+
+uint32_t flow_count(const flow_table *t);
+uint32_t flow_cap(const flow_table *t);
+/* Bytes held per flow slot (struct flow plus its index share), for the README figure. */
+size_t flow_slot_bytes(void);
+
+#endif

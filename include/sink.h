@@ -1,0 +1,28 @@
+/* sink: where finished flows go (SQLite, stdout lines, the dashboard). A sink is a const table
+ * of functions plus its own state, so the engine never knows which sinks run. */
+#ifndef IWSCOPE_SINK_H
+#define IWSCOPE_SINK_H
+
+#include <stdint.h>
+
+#include "record.h"
+
+struct sink_ops {
+	const char *name;
+	/* Called once before the first flow; may fill run-level ids. 0 or -1 with a message. */
+	int (*begin)(void *self, const struct run_info *run);
+	/* One finished flow. The record is borrowed for the call. */
+	int (*flow)(void *self, const struct flow_record *rec);
+	/* Called at least once a second of wall time: commit what is pending. */
+	int (*tick)(void *self);
+	/* Called once at the end with final counters. */
+	int (*end)(void *self, const struct run_info *run);
+	void (*close)(void *self);
+};
+
+struct sink {
+	const struct sink_ops *ops;
+	void *self;
+};
+
+#endif

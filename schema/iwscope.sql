@@ -1,0 +1,139 @@
+-- iwscope database schema. PRAGMA user_version is the schema version; iwscope refuses a file
+-- with another version, and any file whose application_id is not iwscope's ('IWSC').
+-- Times are integer microseconds since the epoch. Unknown is NULL, never 0.
+-- c_ = the client (sent the SYN), s_ = the server, as in tstat. The first-flight columns
+-- (*_iw_*, *_smss, *_ff_*) describe that side as a sender.
+
+PRAGMA application_id = 1230459715; -- 0x49575343, 'IWSC'
+PRAGMA user_version = 1;
+
+CREATE TABLE runs (
+  id              INTEGER PRIMARY KEY,
+  started_us      INTEGER NOT NULL,
+  finished_us     INTEGER,
+  source          TEXT NOT NULL,     -- files (space separated) or interface
+  filter          TEXT,              -- BPF expression
+  options         TEXT,              -- options that change results, e.g. 'timing'
+  iwscope_version TEXT NOT NULL,
+  libpcap_version TEXT,
+  ndpi_version    TEXT,
+  status          TEXT NOT NULL,     -- running | complete | interrupted | failed
+  packets         INTEGER,           -- frames read
+  bytes           INTEGER,           -- their wire length
+  tcp_packets     INTEGER,           -- decoded TCP segments
+  decode_errors   INTEGER,           -- frames that could not be decoded (see run_decode)
+  flows           INTEGER,
+  evicted         INTEGER,           -- flows written early because the table was full
+  skipped_files   INTEGER,
+  pcap_received   INTEGER,           -- live capture: libpcap's counts
+  pcap_dropped    INTEGER
+);
+
+-- Frames not analysed, by reason: not_ip, not_tcp, ip_fragment, truncated_*, bad_*, ...
+CREATE TABLE run_decode (
+  run_id  INTEGER NOT NULL REFERENCES runs(id),
+  reason  TEXT NOT NULL,
+  packets INTEGER NOT NULL,
+  PRIMARY KEY (run_id, reason)
+);
+
+CREATE TABLE flows (
+  id            INTEGER PRIMARY KEY,
+  run_id        INTEGER NOT NULL REFERENCES runs(id),
+  ts_us         INTEGER NOT NULL,    -- first packet
+  ip_ver        INTEGER NOT NULL,
+  client_ip     TEXT NOT NULL,
+  client_port   INTEGER NOT NULL,
+  server_ip     TEXT NOT NULL,
+  server_port   INTEGER NOT NULL,
+  handshake     TEXT NOT NULL,       -- complete | no_ack | syn_only | refused | no_syn | simultaneous | none
+  syn_us        INTEGER,
+  synack_us     INTEGER,
+  ack_us        INTEGER,
+  rtt_us        INTEGER,             -- SYN -> ACK at the vantage point
+  rtt_c_us      INTEGER,             -- vantage <-> client: SYN-ACK -> ACK
+  rtt_s_us      INTEGER,             -- vantage <-> server: SYN -> SYN-ACK
+  -- what each side advertised in its SYN / SYN-ACK
+  c_syn_win     INTEGER,  s_syn_win     INTEGER,  -- unscaled
+  c_mss         INTEGER,  s_mss         INTEGER,
+  c_wscale      INTEGER,  s_wscale      INTEGER,
+  c_sack        INTEGER,  s_sack        INTEGER,  -- SACK-permitted 0/1
+  c_ts          INTEGER,  s_ts          INTEGER,  -- TSval, NULL without timestamps
+  c_tfo         INTEGER,  s_tfo         INTEGER,  -- TFO option 0/1 (RFC 7413)
+  c_ttl         INTEGER,  s_ttl         INTEGER,  -- TTL / hop limit as captured
+  c_ittl        INTEGER,  s_ittl        INTEGER,  -- initial TTL it implies: 32/64/128/255
+  c_olayout     TEXT,     s_olayout     TEXT,     -- p0f notation; NULL if cut by the snaplen
+  c_quirks      INTEGER,  s_quirks      INTEGER,  -- bits: 1 bad option, 2 options cut, 4 data after EOL, 8 IP options, 16 payload cut
+  c_syn_bytes   INTEGER,  s_syn_bytes   INTEGER,  -- payload on the SYN
+  c_syn_retx    INTEGER,  s_syn_retx    INTEGER,  -- retransmitted SYNs / SYN-ACKs
+  c_rwnd_class  TEXT,     s_rwnd_class  TEXT,     -- 6KB | 10MSS | 20MSS | 64KB | 8192 | 16384 | other
+  -- what each side sent
+  c_pkts        INTEGER,  s_pkts        INTEGER,
+  c_bytes       INTEGER,  s_bytes       INTEGER,  -- payload bytes
+  -- each side's first flight (INFERENCE.md)
+  c_iw_bytes    INTEGER,  s_iw_bytes    INTEGER,
+  c_iw_segs     INTEGER,  s_iw_segs     INTEGER,
+  c_smss        INTEGER,  s_smss        INTEGER,
+  c_iw_limit    TEXT,     s_iw_limit    TEXT,     -- cwnd | rwnd | app | loss | none
+  c_iw_class    TEXT,     s_iw_class    TEXT,     -- IWn (cwnd) | >=IWn (app, rwnd)
+  c_iw_rule     TEXT,     s_iw_rule     TEXT,     -- tsecr | timing
+  c_iw_std      TEXT,     s_iw_std      TEXT,     -- rfc6928 | rfc3390 | rfc2581 | custom (cwnd only)
+  c_ff_start_us INTEGER,  s_ff_start_us INTEGER,
+  c_ff_end_us   INTEGER,  s_ff_end_us   INTEGER,
+  duration_us   INTEGER,
+  end_reason    TEXT,                -- fin | rst | idle | evicted | reuse | capture_end
+  app_proto     TEXT,                -- nDPI master.app, e.g. TLS.YouTube; Unknown if undetected
+  app_category  TEXT,
+  server_name   TEXT,                -- TLS SNI, HTTP Host, ...
+  dpi_method    TEXT                 -- payload | guess | none
+);
+
+CREATE INDEX flows_server ON flows(server_ip, server_port);
+CREATE INDEX flows_run ON flows(run_id);
+
+-- How many SYNs advertised each receiver class, by side.
+CREATE VIEW rwnd_classes AS
+  SELECT 'client' AS side, c_rwnd_class AS rwnd_class, count(*) AS flows
+    FROM flows WHERE c_rwnd_class IS NOT NULL GROUP BY c_rwnd_class
+  UNION ALL
+  SELECT 'server', s_rwnd_class, count(*)
+    FROM flows WHERE s_rwnd_class IS NOT NULL GROUP BY s_rwnd_class;
+
+-- One row per server address and port: what its SYN-ACKs said and how its flows went.
+CREATE VIEW servers AS
+  SELECT server_ip, server_port,
+         count(*) AS flows,
+         sum(handshake = 'complete') AS complete,
+         min(ts_us) AS first_us, max(ts_us) AS last_us,
+         max(s_mss) AS mss, max(s_wscale) AS wscale, max(s_ittl) AS ittl,
+         max(s_syn_win) AS syn_win, max(s_rwnd_class) AS rwnd_class, max(s_olayout) AS olayout,
+         max(app_proto) AS app_proto, max(server_name) AS server_name
+    FROM flows GROUP BY server_ip, server_port;
+
+-- One row per server address and port: the IW its exact (cwnd) flows agree on, the highest
+-- lower bound from app/rwnd flows, and whether they disagree (INFERENCE.md "Per-host verdicts").
+CREATE VIEW server_iw AS
+  SELECT server_ip, server_port,
+         count(*) AS flows,
+         sum(s_iw_limit = 'cwnd') AS exact_flows,
+         CASE WHEN min(CASE WHEN s_iw_limit = 'cwnd' THEN s_iw_segs END)
+                 = max(CASE WHEN s_iw_limit = 'cwnd' THEN s_iw_segs END)
+              THEN max(CASE WHEN s_iw_limit = 'cwnd' THEN s_iw_segs END) END AS iw,
+         min(CASE WHEN s_iw_limit = 'cwnd' THEN s_iw_segs END) AS iw_min,
+         max(CASE WHEN s_iw_limit = 'cwnd' THEN s_iw_segs END) AS iw_max,
+         max(CASE WHEN s_iw_limit IN ('app', 'rwnd') THEN s_iw_segs END) AS lower_bound,
+         max(CASE WHEN s_iw_limit = 'cwnd' THEN s_iw_std END) AS iw_std,
+         CASE WHEN min(CASE WHEN s_iw_limit = 'cwnd' THEN s_iw_segs END)
+                 <> max(CASE WHEN s_iw_limit = 'cwnd' THEN s_iw_segs END)
+                OR max(CASE WHEN s_iw_limit IN ('app', 'rwnd') THEN s_iw_segs END)
+                 > max(CASE WHEN s_iw_limit = 'cwnd' THEN s_iw_segs END)
+              THEN 1 ELSE 0 END AS disagree,
+         max(app_proto) AS app_proto, max(server_name) AS server_name
+    FROM flows WHERE s_iw_limit IS NOT NULL AND s_iw_limit <> 'none'
+    GROUP BY server_ip, server_port;
+
+-- The server IW distribution: exact classes and lower bounds, with the standard matched.
+CREATE VIEW iw_classes AS
+  SELECT s_iw_class AS iw_class, s_iw_limit AS iw_limit, s_iw_std AS iw_std, count(*) AS flows
+    FROM flows WHERE s_iw_class IS NOT NULL
+    GROUP BY s_iw_class, s_iw_limit, s_iw_std;

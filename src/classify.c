@@ -1,0 +1,165 @@
+/* Labels (INFERENCE.md): receiver classes, IW classes and standards, TTLs, option layouts. */
+#include "classify.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "handshake.h"
+
+unsigned classify_ittl(unsigned ttl)
+{
+	static const unsigned initial[] = { 32, 64, 128, 255 };
+	for (size_t i = 0; i < sizeof(initial) / sizeof(initial[0]); i++)
+		if (ttl <= initial[i])
+			return initial[i];
+	return 255;
+}
+
+/* Known SYN windows that are not MSS multiples (INFERENCE.md table). */
+static const struct {
+	unsigned win;
+	const char *label;
+} fixed_windows[] = {
+	{ 64240, "64KB" }, /* 44 x 1460: Linux >= 4.20, Windows 10+, Android */
+	{ 65160, "64KB" }, /* 45 x 1448 */
+	{ 65535, "64KB" }, /* macOS, BSDs, older Windows */
+	{ 8192, "8192" },  /* Windows 7/8 */
+	{ 16384, "16384" },/* OpenBSD, older Windows */
+};
+
+/* MSS multiples Linux used as its initial receive window, by kernel era. */
+static const struct {
+	unsigned mult;
+	const char *label;
+} mss_multiples[] = {
+	{ 4, "6KB" },    /* Linux <= 2.6.37 (5840, 5792) */
+	{ 10, "10MSS" }, /* Linux 2.6.38 - 3.10 (14600, 14480) */
+	{ 20, "20MSS" }, /* Linux 3.11 - 4.19 (29200, 28960) */
+};
+
+const char *classify_rwnd(unsigned win, unsigned mss)
+{
+	for (size_t i = 0; i < sizeof(fixed_windows) / sizeof(fixed_windows[0]); i++)
+		if (win == fixed_windows[i].win)
+			return fixed_windows[i].label;
+	if (mss) {
+		/* Linux counts the window in segments of MSS less the 12 timestamp bytes when it
+		 * expects timestamps, so 4 x 1448 = 5792 is as much "6KB" as 4 x 1460 = 5840. */
+		unsigned sizes[] = { mss, mss > 12 ? mss - 12 : 0 };
+		for (size_t i = 0; i < sizeof(mss_multiples) / sizeof(mss_multiples[0]); i++)
+			for (size_t k = 0; k < 2; k++)
+				if (sizes[k] && win == mss_multiples[i].mult * sizes[k])
+					return mss_multiples[i].label;
+	}
+	return "other";
+}
+
+/* RFC 3390 section 1: min(4*MSS, max(2*MSS, 4380 bytes)). */
+unsigned classify_iw_rfc3390(unsigned smss)
+{
+	if (!smss)
+		return 0;
+	unsigned b = 2 * smss > 4380 ? 2 * smss : 4380;
+	if (b > 4 * smss)
+		b = 4 * smss;
+	return b / smss;
+}
+
+/* RFC 6928 section 2: min(10*MSS, max(2*MSS, 14600)). */
+unsigned classify_iw_rfc6928(unsigned smss)
+{
+	if (!smss)
+		return 0;
+	unsigned b = 2 * smss > 14600 ? 2 * smss : 14600;
+	if (b > 10 * smss)
+		b = 10 * smss;
+	return b / smss;
+}
+
+const char *classify_iw_std(unsigned segs, unsigned smss)
+{
+	if (segs && segs == classify_iw_rfc6928(smss))
+		return "rfc6928";
+	if (segs && segs == classify_iw_rfc3390(smss))
+		return "rfc3390";
+	if (segs >= 1 && segs <= 2)
+		return "rfc2581"; /* RFC 2581 3.1: IW of at most 2 segments */
+	return "custom";
+}
+
+void classify_iw_class(char *buf, size_t len, unsigned segs, int exact)
+{
+	snprintf(buf, len, "%sIW%u", exact ? "" : ">=", segs);
+}
+
+/* p0f's names for option kinds; others are "?N". */
+static const char *opt_name(uint8_t kind)
+{
+	switch (kind) {
+	case 1: return "nop";
+	case 2: return "mss";
+	case 3: return "ws";
+	case 4: return "sok";
+	case 5: return "sack";
+	case 8: return "ts";
+	case 34: return "tfo";
+	default: return NULL;
+	}
+}
+
+void classify_olayout(char *buf, size_t len, const struct syn_info *si)
+{
+	size_t n = 0;
+	buf[0] = '\0';
+	for (unsigned i = 0; i < si->layout_len && n + 1 < len; i++) {
+		const char *sep = i ? "," : "";
+		int w;
+		if (si->layout[i] == 0)
+			w = snprintf(buf + n, len - n, "%seol+%u", sep, si->eol_pad);
+		else if (opt_name(si->layout[i]))
+			w = snprintf(buf + n, len - n, "%s%s", sep, opt_name(si->layout[i]));
+		else
+			w = snprintf(buf + n, len - n, "%s?%u", sep, si->layout[i]);
+		if (w < 0 || (size_t)w >= len - n)
+			break;
+		n += (size_t)w;
+	}
+}
+
+const char *classify_limit_name(enum ff_limit l)
+{
+	switch (l) {
+	case LIMIT_NONE: return "none";
+	case LIMIT_CWND: return "cwnd";
+	case LIMIT_RWND: return "rwnd";
+	case LIMIT_APP: return "app";
+	case LIMIT_LOSS: return "loss";
+	default: return NULL;
+	}
+}
+
+const char *classify_handshake_name(enum handshake_kind k)
+{
+	switch (k) {
+	case HS_SYN_ONLY: return "syn_only";
+	case HS_REFUSED: return "refused";
+	case HS_NO_ACK: return "no_ack";
+	case HS_COMPLETE: return "complete";
+	case HS_NO_SYN: return "no_syn";
+	case HS_SIMULTANEOUS: return "simultaneous";
+	default: return "none";
+	}
+}
+
+const char *classify_end_name(enum end_reason r)
+{
+	switch (r) {
+	case END_FIN: return "fin";
+	case END_RST: return "rst";
+	case END_IDLE: return "idle";
+	case END_EVICTED: return "evicted";
+	case END_REUSE: return "reuse";
+	case END_CAPTURE: return "capture_end";
+	default: return NULL;
+	}
+}

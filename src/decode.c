@@ -1,0 +1,528 @@
+/* Link layer -> IP -> TCP. Every read is checked against the captured end; lengths come from
+ * the IP header (clamped to what was captured only for reading bytes, never for sizes). */
+#include "decode.h"
+
+#include <string.h>
+
+#include "bytes.h"
+
+/* libpcap DLT_* values, spelled out so the decoder does not depend on pcap.h */
+enum {
+	LT_NULL = 0, LT_EN10MB = 1, LT_PPP = 9, LT_RAW_A = 12, LT_RAW_B = 14, LT_PPP_SERIAL = 50,
+	LT_PPP_ETHER = 51, LT_C_HDLC = 104, LT_LOOP = 108, LT_LINUX_SLL = 113, LT_IPV4 = 228,
+	LT_IPV6 = 229, LT_LINUX_SLL2 = 276
+};
+
+enum { ET_IPV4 = 0x0800, ET_IPV6 = 0x86dd, ET_VLAN = 0x8100, ET_QINQ = 0x88a8, ET_QINQ_OLD = 0x9100,
+       ET_PPPOE_SESS = 0x8864, ET_MPLS = 0x8847, ET_MPLS_MC = 0x8848, ET_TEB = 0x6558 };
+
+#define MAX_ENCAP_DEPTH 8 /* tunnels inside tunnels: stop a crafted loop */
+
+/* A cursor over the captured bytes of one frame. */
+struct cursor {
+	const uint8_t *p, *end;
+	int depth;
+};
+
+static enum decode_result decode_ether(struct cursor *c, struct pkt *out);
+static enum decode_result decode_ethertype(struct cursor *c, uint16_t type, struct pkt *out);
+static enum decode_result decode_ip(struct cursor *c, struct pkt *out);
+
+static const char *const reason_names[DECODE_NREASONS] = {
+	[DECODE_OK] = "ok",
+	[DECODE_NOT_IP] = "not_ip",
+	[DECODE_NOT_TCP] = "not_tcp",
+	[DECODE_TRUNC_LINK] = "truncated_link",
+	[DECODE_TRUNC_IP] = "truncated_ip",
+	[DECODE_TRUNC_TCP] = "truncated_tcp",
+	[DECODE_BAD_IP] = "bad_ip_header",
+	[DECODE_BAD_TCP] = "bad_tcp_header",
+	[DECODE_FRAGMENT] = "ip_fragment",
+	[DECODE_IPV6_EXT] = "ipv6_ext_unsupported",
+	[DECODE_UNSUP_ENCAP] = "unsupported_encapsulation",
+};
+
+const char *decode_reason_name(enum decode_result r)
+{
+	return (unsigned)r < DECODE_NREASONS ? reason_names[r] : "unknown";
+}
+
+bool decode_link_supported(int dlt)
+{
+	switch (dlt) {
+	case LT_NULL: case LT_EN10MB: case LT_PPP: case LT_RAW_A: case LT_RAW_B: case LT_PPP_SERIAL:
+	case LT_PPP_ETHER: case LT_C_HDLC: case LT_LOOP: case LT_LINUX_SLL: case LT_IPV4: case LT_IPV6:
+	case LT_LINUX_SLL2:
+		return true;
+	default:
+		return false;
+	}
+}
+
+static size_t avail(const struct cursor *c) { return (size_t)(c->end - c->p); }
+
+/* PPP protocol field (RFC 1661): IPv4 0x0021, IPv6 0x0057. */
+static enum decode_result decode_ppp_proto(struct cursor *c, uint16_t proto, struct pkt *out)
+{
+	if (proto == 0x0021)
+		return decode_ip(c, out);
+	if (proto == 0x0057)
+		return decode_ip(c, out);
+	return DECODE_NOT_IP;
+}
+
+/* PPP frame, with or without the HDLC address/control bytes FF 03 and with a 1- or 2-byte
+ * protocol field (RFC 1661 6.5 protocol-field compression). */
+static enum decode_result decode_ppp(struct cursor *c, struct pkt *out)
+{
+	if (avail(c) >= 2 && c->p[0] == 0xff && c->p[1] == 0x03)
+		c->p += 2;
+	if (avail(c) < 1)
+		return DECODE_TRUNC_LINK;
+	uint16_t proto;
+	if (c->p[0] & 1) { /* compressed: one byte, odd */
+		proto = c->p[0];
+		c->p += 1;
+	} else {
+		if (avail(c) < 2)
+			return DECODE_TRUNC_LINK;
+		proto = rd_be16(c->p);
+		c->p += 2;
+	}
+	return decode_ppp_proto(c, proto, out);
+}
+
+/* PPPoE session stage (RFC 2516): 6-byte header then PPP protocol. */
+static enum decode_result decode_pppoe(struct cursor *c, struct pkt *out)
+{
+	if (avail(c) < 8)
+		return DECODE_TRUNC_LINK;
+	uint16_t proto = rd_be16(c->p + 6);
+	c->p += 8;
+	return decode_ppp_proto(c, proto, out);
+}
+
+/* MPLS label stack (RFC 3032), then IP guessed from the version nibble, as tcpdump does. */
+static enum decode_result decode_mpls(struct cursor *c, struct pkt *out)
+{
+	for (int labels = 0;; labels++) {
+		if (avail(c) < 4)
+			return DECODE_TRUNC_LINK;
+		uint32_t e = rd_be32(c->p);
+		c->p += 4;
+		if (e & 0x100)
+			break; /* bottom of stack */
+		if (labels > 16)
+			return DECODE_UNSUP_ENCAP;
+	}
+	if (avail(c) < 1)
+		return DECODE_TRUNC_LINK;
+	uint8_t v = c->p[0] >> 4;
+	if (v == 4 || v == 6)
+		return decode_ip(c, out);
+	if (v == 0 && avail(c) >= 4 + 14) { /* pseudowire control word, then Ethernet */
+		c->p += 4;
+		return decode_ether(c, out);
+	}
+	return DECODE_UNSUP_ENCAP;
+}
+
+static enum decode_result decode_ethertype(struct cursor *c, uint16_t type, struct pkt *out)
+{
+	for (;;) {
+		switch (type) {
+		case ET_IPV4:
+		case ET_IPV6:
+			return decode_ip(c, out);
+		case ET_VLAN:
+		case ET_QINQ:
+		case ET_QINQ_OLD: /* 802.1Q / 802.1ad tag: TCI then the inner type */
+			if (avail(c) < 4)
+				return DECODE_TRUNC_LINK;
+			type = rd_be16(c->p + 2);
+			c->p += 4;
+			continue;
+		case ET_PPPOE_SESS:
+			return decode_pppoe(c, out);
+		case ET_MPLS:
+		case ET_MPLS_MC:
+			return decode_mpls(c, out);
+		case ET_TEB:
+			return decode_ether(c, out);
+		default:
+			return DECODE_NOT_IP; /* ARP, LLDP, 802.3 LLC, ... */
+		}
+	}
+}
+
+static enum decode_result decode_ether(struct cursor *c, struct pkt *out)
+{
+	if (++c->depth > MAX_ENCAP_DEPTH)
+		return DECODE_UNSUP_ENCAP;
+	if (avail(c) < 14)
+		return DECODE_TRUNC_LINK;
+	uint16_t type = rd_be16(c->p + 12);
+	c->p += 14;
+	return decode_ethertype(c, type, out);
+}
+
+/* Linux cooked capture v1: 16 bytes, protocol at offset 14. */
+static enum decode_result decode_sll(struct cursor *c, struct pkt *out)
+{
+	if (avail(c) < 16)
+		return DECODE_TRUNC_LINK;
+	uint16_t type = rd_be16(c->p + 14);
+	c->p += 16;
+	return decode_ethertype(c, type, out);
+}
+
+/* Linux cooked capture v2: 20 bytes, protocol first. */
+static enum decode_result decode_sll2(struct cursor *c, struct pkt *out)
+{
+	if (avail(c) < 20)
+		return DECODE_TRUNC_LINK;
+	uint16_t type = rd_be16(c->p);
+	c->p += 20;
+	return decode_ethertype(c, type, out);
+}
+
+/* BSD loopback: a 4-byte address family in the writer's byte order (NULL) or network order
+ * (LOOP). AF_INET is 2 everywhere; AF_INET6 is 10 (Linux), 24, 28 or 30 (BSDs, macOS). */
+static enum decode_result decode_null(struct cursor *c, bool network_order, struct pkt *out)
+{
+	if (avail(c) < 4)
+		return DECODE_TRUNC_LINK;
+	uint32_t fam = network_order ? rd_be32(c->p) : rd_le32(c->p);
+	if (!network_order && fam > 0xffff)
+		fam = rd_be32(c->p); /* written on a big-endian host */
+	c->p += 4;
+	switch (fam) {
+	case 2: case 10: case 24: case 28: case 30:
+		return decode_ip(c, out);
+	default:
+		return DECODE_NOT_IP;
+	}
+}
+
+/* Cisco HDLC: address, control, ethertype. */
+static enum decode_result decode_chdlc(struct cursor *c, struct pkt *out)
+{
+	if (avail(c) < 4)
+		return DECODE_TRUNC_LINK;
+	uint16_t type = rd_be16(c->p + 2);
+	c->p += 4;
+	return decode_ethertype(c, type, out);
+}
+
+uint8_t decode_tcp_options(const uint8_t *opt, size_t len, bool cut, struct tcp_opts *o)
+{
+	uint8_t quirks = 0;
+	size_t i = 0;
+	memset(o, 0, sizeof(*o));
+	while (i < len) {
+		uint8_t kind = opt[i];
+		if (o->layout_len < OPT_LAYOUT_MAX)
+			o->layout[o->layout_len++] = kind;
+		if (kind == 0) { /* EOL: the rest is padding, which should be zero */
+			o->eol_pad = (uint8_t)(len - i - 1);
+			for (size_t j = i + 1; j < len; j++)
+				if (opt[j])
+					quirks |= Q_OPT_TAIL;
+			return quirks;
+		}
+		if (kind == 1) { /* NOP */
+			i++;
+			continue;
+		}
+		if (i + 1 >= len)
+			return quirks | (cut ? Q_OPT_CUT : Q_OPT_BAD);
+		uint8_t olen = opt[i + 1];
+		if (olen < 2)
+			return quirks | Q_OPT_BAD; /* would never end */
+		if (i + olen > len)
+			return quirks | (cut ? Q_OPT_CUT : Q_OPT_BAD);
+		const uint8_t *v = opt + i + 2;
+		switch (kind) {
+		case 2: /* MSS, RFC 9293 3.2 */
+			if (olen == 4) {
+				o->mss = rd_be16(v);
+				o->present |= OPT_MSS;
+			} else {
+				quirks |= Q_OPT_BAD;
+			}
+			break;
+		case 3: /* window scale, RFC 7323 2.2 */
+			if (olen == 3) {
+				o->wscale = v[0];
+				o->present |= OPT_WS;
+			} else {
+				quirks |= Q_OPT_BAD;
+			}
+			break;
+		case 4: /* SACK permitted, RFC 2018 */
+			if (olen == 2)
+				o->present |= OPT_SACKOK;
+			else
+				quirks |= Q_OPT_BAD;
+			break;
+		case 5: /* SACK blocks, RFC 2018 3 */
+			if ((olen - 2) % 8 == 0 && olen > 2) {
+				o->present |= OPT_SACK;
+				for (unsigned b = 0; b < (unsigned)(olen - 2) / 8 && o->nsack < 4; b++) {
+					o->sack_left[o->nsack] = rd_be32(v + 8 * b);
+					o->sack_right[o->nsack] = rd_be32(v + 8 * b + 4);
+					o->nsack++;
+				}
+			} else {
+				quirks |= Q_OPT_BAD;
+			}
+			break;
+		case 8: /* timestamps, RFC 7323 3.2 */
+			if (olen == 10) {
+				o->tsval = rd_be32(v);
+				o->tsecr = rd_be32(v + 4);
+				o->present |= OPT_TS;
+			} else {
+				quirks |= Q_OPT_BAD;
+			}
+			break;
+		case 34: /* TCP Fast Open cookie, RFC 7413 4.1.1 */
+			o->present |= OPT_TFO;
+			break;
+		default:
+			break;
+		}
+		i += olen;
+	}
+	if (cut)
+		quirks |= Q_OPT_CUT;
+	return quirks;
+}
+
+/* TCP (RFC 9293 3.1). seglen = TCP header + payload length from the IP header. */
+static enum decode_result decode_tcp(struct cursor *c, uint32_t seglen, struct pkt *out)
+{
+	if (seglen < 20)
+		return DECODE_BAD_TCP;
+	if (avail(c) < 20)
+		return DECODE_TRUNC_TCP;
+	const uint8_t *t = c->p;
+	uint16_t hlen = (uint16_t)((t[12] >> 4) * 4);
+	if (hlen < 20 || hlen > seglen)
+		return DECODE_BAD_TCP;
+	out->sport = rd_be16(t);
+	out->dport = rd_be16(t + 2);
+	out->seq = rd_be32(t + 4);
+	out->ack = rd_be32(t + 8);
+	out->flags = t[13];
+	out->win = rd_be16(t + 14);
+	out->tcp_hlen = hlen;
+	size_t have = avail(c);
+	bool cut = have < hlen;
+	size_t optlen = (cut ? have : hlen) - 20;
+	out->quirks |= decode_tcp_options(t + 20, optlen, cut, &out->opt);
+	out->payload_len = seglen - hlen;
+	if (cut) {
+		out->payload = NULL;
+		out->payload_cap = 0;
+	} else {
+		out->payload = t + hlen;
+		size_t cap = have - hlen;
+		out->payload_cap = (uint32_t)(cap < out->payload_len ? cap : out->payload_len);
+	}
+	if (out->payload_cap < out->payload_len)
+		out->quirks |= Q_TRUNC;
+	return DECODE_OK;
+}
+
+/* Minimal UDP for VXLAN (RFC 7348, port 4789): anything else is not TCP. */
+static enum decode_result decode_udp(struct cursor *c, struct pkt *out)
+{
+	if (avail(c) < 8)
+		return DECODE_NOT_TCP;
+	if (rd_be16(c->p + 2) == 4789 && avail(c) >= 16 && (c->p[8] & 0x08)) {
+		c->p += 16;
+		return decode_ether(c, out);
+	}
+	return DECODE_NOT_TCP;
+}
+
+/* GRE (RFC 2784/2890): flags, protocol, then optional checksum, key and sequence words. */
+static enum decode_result decode_gre(struct cursor *c, struct pkt *out)
+{
+	if (avail(c) < 4)
+		return DECODE_NOT_TCP;
+	uint16_t fl = rd_be16(c->p);
+	uint16_t proto = rd_be16(c->p + 2);
+	if (fl & 0x0007) /* version 1 (PPTP) and others: not decoded */
+		return DECODE_UNSUP_ENCAP;
+	size_t hl = 4 + ((fl & 0x8000) ? 4 : 0) + ((fl & 0x2000) ? 4 : 0) + ((fl & 0x1000) ? 4 : 0);
+	if (avail(c) < hl)
+		return DECODE_TRUNC_IP;
+	c->p += hl;
+	return decode_ethertype(c, proto, out);
+}
+
+/* The transport after an IP header: TCP, or a tunnel that carries IP. */
+static enum decode_result decode_transport(struct cursor *c, uint8_t proto, uint32_t len,
+                                           struct pkt *out)
+{
+	switch (proto) {
+	case 6:
+		return decode_tcp(c, len, out);
+	case 4: /* IP in IP */
+	case 41: /* IPv6 in IP */
+		if (avail(c) > len)
+			c->end = c->p + len;
+		return decode_ip(c, out);
+	case 47:
+		if (avail(c) > len)
+			c->end = c->p + len;
+		return decode_gre(c, out);
+	case 17:
+		if (avail(c) > len)
+			c->end = c->p + len;
+		return decode_udp(c, out);
+	default:
+		return DECODE_NOT_TCP;
+	}
+}
+
+/* IPv4 (RFC 791): options skipped, fragments refused. Total length 0 (TSO on the sending host)
+ * falls back to the captured length. */
+static enum decode_result decode_ipv4(struct cursor *c, struct pkt *out)
+{
+	if (avail(c) < 20)
+		return DECODE_TRUNC_IP;
+	const uint8_t *h = c->p;
+	uint32_t ihl = (uint32_t)(h[0] & 0x0f) * 4;
+	uint32_t tot = rd_be16(h + 2);
+	if (ihl < 20)
+		return DECODE_BAD_IP;
+	if (avail(c) < ihl)
+		return DECODE_TRUNC_IP;
+	if (tot == 0)
+		tot = (uint32_t)avail(c);
+	if (tot < ihl)
+		return DECODE_BAD_IP;
+	if (rd_be16(h + 6) & 0x3fff)
+		return DECODE_FRAGMENT; /* MF set or offset non-zero */
+	if (ihl > 20)
+		out->quirks |= Q_IP_OPTS;
+	out->ip_ver = 4;
+	out->ttl = h[8];
+	memset(&out->src, 0, sizeof(out->src));
+	memset(&out->dst, 0, sizeof(out->dst));
+	memcpy(out->src.b, h + 12, 4);
+	memcpy(out->dst.b, h + 16, 4);
+	uint8_t proto = h[9];
+	if (avail(c) > tot)
+		c->end = c->p + tot; /* Ethernet padding is not payload */
+	out->ip_hdr = h;
+	out->ip_cap = (uint32_t)avail(c);
+	c->p += ihl;
+	return decode_transport(c, proto, tot - ihl, out);
+}
+
+/* IPv6 (RFC 8200) with its extension-header chain (section 4). */
+static enum decode_result decode_ipv6(struct cursor *c, struct pkt *out)
+{
+	if (avail(c) < 40)
+		return DECODE_TRUNC_IP;
+	const uint8_t *h = c->p;
+	uint32_t plen = rd_be16(h + 4);
+	uint8_t next = h[6];
+	out->ip_ver = 6;
+	out->ttl = h[7];
+	memcpy(out->src.b, h + 8, 16);
+	memcpy(out->dst.b, h + 24, 16);
+	c->p += 40;
+	if (plen == 0) /* jumbogram or TSO: take what was captured */
+		plen = (uint32_t)avail(c);
+	if (avail(c) > plen)
+		c->end = c->p + plen;
+	out->ip_hdr = h;
+	out->ip_cap = (uint32_t)(c->end - h);
+	for (int n = 0; n < 16; n++) {
+		uint32_t hl;
+		switch (next) {
+		case 0: case 43: case 60: case 135: case 139: case 140: /* hop-by-hop, routing, dest... */
+			if (avail(c) < 2)
+				return DECODE_TRUNC_IP;
+			hl = ((uint32_t)c->p[1] + 1) * 8;
+			break;
+		case 44: /* fragment: only an atomic fragment (offset 0, M clear) is whole */
+			if (avail(c) < 8)
+				return DECODE_TRUNC_IP;
+			if (rd_be16(c->p + 2) & 0xfff9)
+				return DECODE_FRAGMENT;
+			hl = 8;
+			break;
+		case 51: /* AH, RFC 4302: length in 4-byte units minus 2 */
+			if (avail(c) < 2)
+				return DECODE_TRUNC_IP;
+			hl = ((uint32_t)c->p[1] + 2) * 4;
+			break;
+		case 50: /* ESP: encrypted from here on */
+			return DECODE_IPV6_EXT;
+		case 59:
+			return DECODE_NOT_TCP;
+		default:
+			return decode_transport(c, next, plen, out);
+		}
+		if (hl > plen)
+			return DECODE_BAD_IP;
+		if (avail(c) < hl)
+			return DECODE_TRUNC_IP;
+		next = c->p[0];
+		c->p += hl;
+		plen -= hl;
+	}
+	return DECODE_IPV6_EXT;
+}
+
+static enum decode_result decode_ip(struct cursor *c, struct pkt *out)
+{
+	if (++c->depth > MAX_ENCAP_DEPTH)
+		return DECODE_UNSUP_ENCAP;
+	if (avail(c) < 1)
+		return DECODE_TRUNC_IP;
+	switch (c->p[0] >> 4) {
+	case 4:
+		return decode_ipv4(c, out);
+	case 6:
+		return decode_ipv6(c, out);
+	default:
+		return DECODE_BAD_IP;
+	}
+}
+
+enum decode_result decode_packet(int dlt, const uint8_t *data, uint32_t caplen, uint64_t ts_us,
+                                 struct pkt *out)
+{
+	struct cursor c = { data, data + caplen, 0 };
+	out->ts_us = ts_us;
+	out->quirks = 0;
+	switch (dlt) {
+	case LT_EN10MB:
+		return decode_ether(&c, out);
+	case LT_RAW_A: case LT_RAW_B: case LT_IPV4: case LT_IPV6:
+		return decode_ip(&c, out);
+	case LT_LINUX_SLL:
+		return decode_sll(&c, out);
+	case LT_LINUX_SLL2:
+		return decode_sll2(&c, out);
+	case LT_NULL:
+		return decode_null(&c, false, out);
+	case LT_LOOP:
+		return decode_null(&c, true, out);
+	case LT_PPP: case LT_PPP_SERIAL:
+		return decode_ppp(&c, out);
+	case LT_PPP_ETHER:
+		return decode_pppoe(&c, out);
+	case LT_C_HDLC:
+		return decode_chdlc(&c, out);
+	default:
+		return DECODE_UNSUP_ENCAP;
+	}
+}

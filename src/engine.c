@@ -1,0 +1,312 @@
+/* The per-packet pipeline: decode -> flow table -> handshake -> first flights -> nDPI, and
+ * the hand-over of finished flows to the sinks. No allocation per packet. */
+#include "engine.h"
+
+#include <arpa/inet.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "classify.h"
+#include "config.h"
+#include "decode.h"
+#include "flight.h"
+#include "handshake.h"
+
+struct engine {
+	struct engine_opts opts;
+	struct flight_opts fopts;
+	flow_table *flows;
+	struct sink *sinks;
+	unsigned nsinks;
+	dpi_ctx *dpi;
+	uint64_t now_us;           /* latest capture time seen (time never runs backwards here) */
+	uint64_t next_expire_us;
+	uint64_t packets, bytes, tcp_packets, flows_out, evicted;
+	uint64_t reasons[DECODE_NREASONS];
+	int failed;                /* a sink failed: stop writing */
+};
+
+engine *engine_new(const struct engine_opts *o, struct sink *sinks, unsigned nsinks, dpi_ctx *dpi)
+{
+	engine *e = calloc(1, sizeof(*e));
+	if (!e)
+		return NULL;
+	e->opts = *o;
+	e->fopts.force_timing = o->force_timing;
+	e->flows = flow_table_new(o->flow_cap ? o->flow_cap : FLOW_CAP_DEFAULT);
+	if (!e->flows) {
+		free(e);
+		return NULL;
+	}
+	e->sinks = sinks;
+	e->nsinks = nsinks;
+	e->dpi = dpi;
+	return e;
+}
+
+void engine_free(engine *e)
+{
+	if (!e)
+		return;
+	struct flow *f;
+	while ((f = flow_any(e->flows))) { /* only after a failure: drop without writing */
+		if (e->dpi)
+			dpi_finish(e->dpi, f, NULL);
+		free(f->server_name);
+		flow_remove(e->flows, f);
+	}
+	flow_table_free(e->flows);
+	free(e);
+}
+
+static int64_t opt_val(bool known, int64_t v) { return known ? v : NULL64; }
+
+/* A SYN option the capture did not show: absent (0) when the options were whole, else
+ * unknown. */
+static int64_t opt_flag(const struct syn_info *si, uint8_t bit)
+{
+	if (si->present & bit)
+		return 1;
+	return (si->quirks & Q_OPT_CUT) ? NULL64 : 0;
+}
+
+static void side_syn_record(const struct side *sd, struct side_record *r)
+{
+	const struct syn_info *si = &sd->syn;
+	bool seen = si->ts_us != 0;
+	r->syn_win = opt_val(seen, si->win);
+	r->mss = opt_val(seen && (si->present & OPT_MSS), si->mss);
+	r->wscale = opt_val(seen && (si->present & OPT_WS), si->wscale);
+	r->sack = seen ? opt_flag(si, OPT_SACKOK) : NULL64;
+	r->ts = opt_val(seen && (si->present & OPT_TS), si->tsval);
+	r->tfo = seen ? opt_flag(si, OPT_TFO) : NULL64;
+	r->ttl = opt_val(seen, si->ttl);
+	r->ittl = opt_val(seen, classify_ittl(si->ttl));
+	r->syn_bytes = opt_val(seen, si->payload);
+	r->syn_retx = opt_val(seen, si->retx);
+	r->quirks = opt_val(seen, si->quirks);
+	if (seen && !(si->quirks & Q_OPT_CUT)) {
+		classify_olayout(r->olayout_buf, sizeof(r->olayout_buf), si);
+		r->olayout = r->olayout_buf;
+	} else {
+		r->olayout = NULL; /* not seen, or cut by the snaplen: unknown */
+	}
+	r->rwnd_class = seen ? classify_rwnd(si->win, (si->present & OPT_MSS) ? si->mss : 0) : NULL;
+	r->pkts = (int64_t)sd->pkts;
+	r->bytes = (int64_t)sd->bytes;
+}
+
+static void side_flight_record(const struct flow *f, int sender, struct side_record *r)
+{
+	const struct side *sd = sender == 0 ? &f->c : &f->s;
+	const struct first_flight *ff = &sd->ff;
+	uint16_t smss;
+	enum ff_limit lim = flight_limit(f, sender, &smss);
+	r->iw_limit = classify_limit_name(lim);
+	r->iw_class = NULL;
+	r->iw_std = NULL;
+	r->iw_rule = NULL;
+	bool data = lim != LIMIT_UNKNOWN && lim != LIMIT_NONE;
+	r->iw_bytes = data ? ff->bytes : (lim == LIMIT_NONE ? 0 : NULL64);
+	r->iw_segs = data ? ff->segs : (lim == LIMIT_NONE ? 0 : NULL64);
+	r->smss = data && smss ? smss : NULL64;
+	r->ff_start_us = data ? (int64_t)ff->first_us : NULL64;
+	r->ff_end_us = data ? (int64_t)ff->last_us : NULL64;
+	if (data)
+		r->iw_rule = ff->rule == RULE_TSECR ? "tsecr" : "timing";
+	if (lim == LIMIT_CWND) {
+		classify_iw_class(r->iw_class_buf, sizeof(r->iw_class_buf), ff->segs, 1);
+		r->iw_class = r->iw_class_buf;
+		r->iw_std = classify_iw_std(ff->segs, smss);
+	} else if (lim == LIMIT_APP || lim == LIMIT_RWND) {
+		classify_iw_class(r->iw_class_buf, sizeof(r->iw_class_buf), ff->segs, 0);
+		r->iw_class = r->iw_class_buf;
+	}
+}
+
+static void addr_text(int ver, const struct ip_addr *a, char *buf, size_t len)
+{
+	if (!inet_ntop(ver == 6 ? AF_INET6 : AF_INET, a->b, buf, (socklen_t)len))
+		buf[0] = '\0';
+}
+
+static void record_build(const struct flow *f, struct flow_record *r)
+{
+	r->ts_us = (int64_t)f->first_us;
+	r->ip_ver = f->ip_ver;
+	addr_text(f->ip_ver, &f->c.addr, r->client_ip, sizeof(r->client_ip));
+	addr_text(f->ip_ver, &f->s.addr, r->server_ip, sizeof(r->server_ip));
+	r->client_port = f->c.port;
+	r->server_port = f->s.port;
+	r->handshake = classify_handshake_name(handshake_kind(f));
+	r->syn_us = f->syn_us ? (int64_t)f->syn_us : NULL64;
+	r->synack_us = f->synack_us ? (int64_t)f->synack_us : NULL64;
+	r->ack_us = f->ack_us ? (int64_t)f->ack_us : NULL64;
+	int64_t rtt = flight_rtt(f), lc = flight_rtt_leg(f, 0), ls = flight_rtt_leg(f, 1);
+	r->rtt_us = rtt >= 0 ? rtt : NULL64;
+	r->rtt_c_us = lc >= 0 ? lc : NULL64;
+	r->rtt_s_us = ls >= 0 ? ls : NULL64;
+	side_syn_record(&f->c, &r->c);
+	side_syn_record(&f->s, &r->s);
+	side_flight_record(f, 0, &r->c);
+	side_flight_record(f, 1, &r->s);
+	r->duration_us = (int64_t)(f->last_us - f->first_us);
+	r->end_reason = classify_end_name((enum end_reason)f->end_reason);
+	r->app_proto = r->app_category = r->server_name = r->dpi_method = NULL;
+}
+
+/* Writes f to every sink and frees its slot. */
+static int emit(engine *e, struct flow *f, enum end_reason why)
+{
+	struct flow_record rec;
+	if (!f->end_reason)
+		f->end_reason = (uint8_t)why;
+	record_build(f, &rec);
+	if (e->dpi)
+		dpi_finish(e->dpi, f, &rec);
+	int rc = 0;
+	for (unsigned i = 0; i < e->nsinks && !e->failed; i++)
+		if (e->sinks[i].ops->flow(e->sinks[i].self, &rec) != 0) {
+			e->failed = 1;
+			rc = -1;
+		}
+	free(f->server_name);
+	f->server_name = NULL;
+	flow_remove(e->flows, f);
+	e->flows_out++;
+	return rc;
+}
+
+/* Why a flow that timed out ended: its closing handshake if it had one. */
+static enum end_reason timeout_reason(const struct flow *f)
+{
+	if (f->c.rst || f->s.rst)
+		return END_RST;
+	if (f->c.fin && f->s.fin)
+		return END_FIN;
+	return END_IDLE;
+}
+
+static int expire(engine *e)
+{
+	struct flow *f;
+	while ((f = flow_expired(e->flows, e->now_us)))
+		if (emit(e, f, timeout_reason(f)) != 0)
+			return -1;
+	return 0;
+}
+
+static void side_update(struct side *sd, const struct pkt *p)
+{
+	sd->pkts++;
+	sd->bytes += p->payload_len;
+	if (p->opt.present & OPT_TS) {
+		sd->last_tsval = p->opt.tsval;
+		sd->ts_seen = true;
+	}
+	sd->last_win = p->win;
+	sd->win_known = true;
+	sd->win_is_syn = (p->flags & TH_SYN) != 0;
+	if (sd->isn_known) {
+		uint32_t end = p->seq + p->payload_len + ((p->flags & (TH_SYN | TH_FIN)) ? 1 : 0);
+		if ((int32_t)(end - sd->snd_max) > 0)
+			sd->snd_max = end;
+	}
+}
+
+static struct flow *new_flow(engine *e, const struct pkt *p)
+{
+	struct flow *f = flow_insert(e->flows, p, handshake_src_is_client(p));
+	if (!f) { /* full: evict the stalest flow, counted */
+		struct flow *old = flow_oldest(e->flows);
+		if (!old)
+			return NULL;
+		e->evicted++;
+		if (emit(e, old, END_EVICTED) != 0)
+			return NULL;
+		f = flow_insert(e->flows, p, handshake_src_is_client(p));
+		if (!f)
+			return NULL;
+	}
+	f->first_us = p->ts_us;
+	f->roles_guessed = !(p->flags & TH_SYN);
+	return f;
+}
+
+int engine_packet(engine *e, int dlt, const uint8_t *data, uint32_t caplen, uint32_t wirelen,
+                  uint64_t ts_us)
+{
+	struct pkt p;
+	if (e->failed)
+		return -1;
+	e->packets++;
+	e->bytes += wirelen;
+	if (ts_us > e->now_us)
+		e->now_us = ts_us;
+	if (e->now_us >= e->next_expire_us) {
+		e->next_expire_us = e->now_us + EXPIRE_INTERVAL_US;
+		if (expire(e) != 0)
+			return -1;
+	}
+	enum decode_result dr = decode_packet(dlt, data, caplen, ts_us, &p);
+	if (dr != DECODE_OK) {
+		e->reasons[dr]++;
+		return 0;
+	}
+	e->tcp_packets++;
+	int dir = 0;
+	struct flow *f = flow_lookup(e->flows, &p, &dir);
+	if (f && (p.flags & TH_SYN) && handshake_is_reuse(f, &p, dir)) {
+		if (emit(e, f, END_REUSE) != 0)
+			return -1;
+		f = NULL;
+	}
+	if (!f) {
+		f = new_flow(e, &p);
+		if (!f)
+			return e->failed ? -1 : 0;
+		dir = memcmp(&f->c.addr, &p.src, sizeof(p.src)) == 0 && f->c.port == p.sport ? 0 : 1;
+	}
+	if (ts_us > f->last_us)
+		f->last_us = ts_us;
+	handshake_update(f, &p, dir);
+	flight_update(f, &p, dir, &e->fopts);
+	if (e->dpi)
+		dpi_packet(e->dpi, f, &p, dir);
+	side_update(dir == 0 ? &f->c : &f->s, &p);
+	flow_touch(e->flows, f);
+	return 0;
+}
+
+int engine_flush(engine *e, enum end_reason why)
+{
+	struct flow *f;
+	while ((f = flow_any(e->flows))) {
+		enum end_reason r = timeout_reason(f);
+		if (emit(e, f, r == END_IDLE ? why : r) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+void engine_stats(const engine *e, struct run_info *run)
+{
+	run->packets = e->packets;
+	run->bytes = e->bytes;
+	run->tcp_packets = e->tcp_packets;
+	run->flows = e->flows_out;
+	run->evicted = e->evicted;
+	run->decode_errors = 0;
+	run->nreasons = 0;
+	for (unsigned r = 1; r < DECODE_NREASONS && run->nreasons < 16; r++) {
+		if (!e->reasons[r])
+			continue;
+		run->reasons[run->nreasons] = e->reasons[r];
+		run->reason_names[run->nreasons] = decode_reason_name((enum decode_result)r);
+		run->nreasons++;
+		if (r != DECODE_NOT_IP && r != DECODE_NOT_TCP && r != DECODE_FRAGMENT)
+			run->decode_errors += e->reasons[r];
+	}
+}
+
+uint64_t engine_flows(const engine *e) { return e->flows_out; }

@@ -1,0 +1,274 @@
+/* Bounded bidirectional flow table: a chained hash over a pooled array of flows, plus three
+ * expiry lists (closed, half-open, active) each kept in order of last activity, so expiry and
+ * eviction take the list heads in O(1). Flows are allocated in chunks, never per packet. */
+#include "flow.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "config.h"
+
+#define CHUNK_SHIFT 12
+#define CHUNK_FLOWS (1u << CHUNK_SHIFT)
+
+enum { L_CLOSED = 0, L_HALFOPEN, L_ACTIVE, L_COUNT };
+
+static const uint64_t list_timeout_us[L_COUNT] = { FLOW_CLOSED_US, FLOW_HALFOPEN_US, FLOW_IDLE_US };
+
+struct flow_list {
+	uint32_t head, tail; /* index + 1 */
+};
+
+struct flow_table {
+	struct flow **chunks;   /* cap / CHUNK_FLOWS chunks, allocated on demand */
+	uint32_t nchunks;       /* allocated so far */
+	uint32_t cap, count;
+	uint32_t *buckets;      /* index + 1 of the first flow in the chain */
+	uint32_t mask;
+	uint32_t free_head;     /* index + 1, chained through hnext */
+	uint32_t seed;          /* per-table hash seed: crafted tuples cannot aim at one chain */
+	struct flow_list lists[L_COUNT];
+};
+
+static struct flow *at(const flow_table *t, uint32_t idx1)
+{
+	uint32_t i = idx1 - 1;
+	return &t->chunks[i >> CHUNK_SHIFT][i & (CHUNK_FLOWS - 1)];
+}
+
+flow_table *flow_table_new(uint32_t cap)
+{
+	if (cap < 16)
+		cap = 16;
+	if (cap > (1u << 28))
+		cap = 1u << 28;
+	flow_table *t = calloc(1, sizeof(*t));
+	if (!t)
+		return NULL;
+	uint32_t nb = 16;
+	while (nb < cap)
+		nb <<= 1;
+	t->cap = cap;
+	t->mask = nb - 1;
+	t->buckets = calloc(nb, sizeof(*t->buckets));
+	t->chunks = calloc((cap + CHUNK_FLOWS - 1) / CHUNK_FLOWS, sizeof(*t->chunks));
+	if (!t->buckets || !t->chunks) {
+		flow_table_free(t);
+		return NULL;
+	}
+	t->seed = (uint32_t)time(NULL) ^ ((uint32_t)getpid() << 16) ^ 0x9e3779b9u;
+	return t;
+}
+
+void flow_table_free(flow_table *t)
+{
+	if (!t)
+		return;
+	for (uint32_t c = 0; c < t->nchunks; c++)
+		free(t->chunks[c]);
+	free(t->chunks);
+	free(t->buckets);
+	free(t);
+}
+
+static uint32_t mix32(uint32_t h)
+{
+	h ^= h >> 16;
+	h *= 0x7feb352du;
+	h ^= h >> 15;
+	h *= 0x846ca68bu;
+	h ^= h >> 16;
+	return h;
+}
+
+/* Symmetric in the two endpoints, so both directions land in one bucket. */
+static uint32_t endpoint_hash(uint32_t seed, const struct ip_addr *a, uint16_t port)
+{
+	uint32_t h = seed ^ port;
+	for (int i = 0; i < 16; i += 4) {
+		uint32_t w;
+		memcpy(&w, a->b + i, 4);
+		h = mix32(h ^ w);
+	}
+	return h;
+}
+
+static uint32_t tuple_hash(const flow_table *t, const struct pkt *p)
+{
+	uint32_t a = endpoint_hash(t->seed, &p->src, p->sport);
+	uint32_t b = endpoint_hash(t->seed, &p->dst, p->dport);
+	return mix32((a + b) ^ (a ^ b) * 0x9e3779b1u ^ p->ip_ver) & t->mask;
+}
+
+static bool same_ep(const struct side *s, const struct ip_addr *a, uint16_t port)
+{
+	return s->port == port && memcmp(s->addr.b, a->b, 16) == 0;
+}
+
+struct flow *flow_lookup(flow_table *t, const struct pkt *p, int *dir)
+{
+	for (uint32_t i = t->buckets[tuple_hash(t, p)]; i; i = at(t, i)->hnext) {
+		struct flow *f = at(t, i);
+		if (f->ip_ver != p->ip_ver)
+			continue;
+		if (same_ep(&f->c, &p->src, p->sport) && same_ep(&f->s, &p->dst, p->dport)) {
+			*dir = 0;
+			return f;
+		}
+		if (same_ep(&f->s, &p->src, p->sport) && same_ep(&f->c, &p->dst, p->dport)) {
+			*dir = 1;
+			return f;
+		}
+	}
+	return NULL;
+}
+
+static void list_unlink(flow_table *t, struct flow *f, uint32_t idx)
+{
+	struct flow_list *l = &t->lists[f->list];
+	if (f->lprev)
+		at(t, f->lprev)->lnext = f->lnext;
+	else
+		l->head = f->lnext;
+	if (f->lnext)
+		at(t, f->lnext)->lprev = f->lprev;
+	else
+		l->tail = f->lprev;
+	f->lprev = f->lnext = 0;
+	(void)idx;
+}
+
+static void list_append(flow_table *t, struct flow *f, uint32_t idx, uint8_t list)
+{
+	struct flow_list *l = &t->lists[list];
+	f->list = list;
+	f->lnext = 0;
+	f->lprev = l->tail;
+	if (l->tail)
+		at(t, l->tail)->lnext = idx;
+	else
+		l->head = idx;
+	l->tail = idx;
+}
+
+static uint8_t list_for(const struct flow *f)
+{
+	if (f->c.rst || f->s.rst || (f->c.fin && f->s.fin))
+		return L_CLOSED;
+	if (f->syn_us && !f->synack_us && !f->s.pkts)
+		return L_HALFOPEN;
+	return L_ACTIVE;
+}
+
+struct flow *flow_insert(flow_table *t, const struct pkt *p, bool src_is_client)
+{
+	uint32_t idx = t->free_head;
+	if (idx) {
+		t->free_head = at(t, idx)->hnext;
+	} else {
+		if (t->count >= t->cap)
+			return NULL;
+		uint32_t used = t->nchunks * CHUNK_FLOWS;
+		if (t->count >= used) { /* every allocated slot is in use: add a chunk */
+			struct flow *chunk = calloc(CHUNK_FLOWS, sizeof(*chunk));
+			if (!chunk)
+				return NULL;
+			t->chunks[t->nchunks++] = chunk;
+			/* slots of the new chunk beyond the first go on the free list */
+			for (uint32_t i = CHUNK_FLOWS - 1; i >= 1; i--) {
+				uint32_t k = used + i + 1;
+				if (k - 1 >= t->cap)
+					continue;
+				at(t, k)->hnext = t->free_head;
+				t->free_head = k;
+			}
+			idx = used + 1;
+		} else {
+			return NULL; /* cannot happen: free slots are on the free list */
+		}
+	}
+	struct flow *f = at(t, idx);
+	memset(f, 0, sizeof(*f));
+	f->self = idx;
+	f->in_use = true;
+	f->ip_ver = p->ip_ver;
+	f->c.addr = src_is_client ? p->src : p->dst;
+	f->c.port = src_is_client ? p->sport : p->dport;
+	f->s.addr = src_is_client ? p->dst : p->src;
+	f->s.port = src_is_client ? p->dport : p->sport;
+	uint32_t b = tuple_hash(t, p);
+	f->hnext = t->buckets[b];
+	t->buckets[b] = idx;
+	list_append(t, f, idx, L_ACTIVE);
+	t->count++;
+	return f;
+}
+
+void flow_remove(flow_table *t, struct flow *f)
+{
+	uint32_t idx = f->self;
+	if (!idx || !f->in_use)
+		return;
+	struct pkt k;
+	k.ip_ver = f->ip_ver;
+	k.src = f->c.addr;
+	k.sport = f->c.port;
+	k.dst = f->s.addr;
+	k.dport = f->s.port;
+	uint32_t *pp = &t->buckets[tuple_hash(t, &k)];
+	while (*pp && *pp != idx)
+		pp = &at(t, *pp)->hnext;
+	if (*pp)
+		*pp = f->hnext;
+	list_unlink(t, f, idx);
+	f->in_use = false;
+	f->hnext = t->free_head;
+	t->free_head = idx;
+	t->count--;
+}
+
+void flow_touch(flow_table *t, struct flow *f)
+{
+	uint32_t idx = f->self;
+	if (!idx)
+		return;
+	uint8_t l = list_for(f);
+	if (f->list == l && t->lists[l].tail == idx)
+		return;
+	list_unlink(t, f, idx);
+	list_append(t, f, idx, l);
+}
+
+struct flow *flow_expired(flow_table *t, uint64_t now_us)
+{
+	for (int l = 0; l < L_COUNT; l++) {
+		uint32_t h = t->lists[l].head;
+		if (h) {
+			struct flow *f = at(t, h);
+			if (f->last_us + list_timeout_us[l] <= now_us)
+				return f;
+		}
+	}
+	return NULL;
+}
+
+struct flow *flow_oldest(flow_table *t)
+{
+	for (int l = 0; l < L_COUNT; l++)
+		if (t->lists[l].head)
+			return at(t, t->lists[l].head);
+	return NULL;
+}
+
+struct flow *flow_any(flow_table *t)
+{
+	return flow_oldest(t);
+}
+
+uint32_t flow_count(const flow_table *t) { return t->count; }
+uint32_t flow_cap(const flow_table *t) { return t->cap; }
+
+size_t flow_slot_bytes(void) { return sizeof(struct flow) + sizeof(uint32_t); }

@@ -1,0 +1,467 @@
+/* SQLite sink: schema/iwscope.sql (embedded at build time), WAL, prepared statements, rows in
+ * batched transactions committed at least once a second. */
+#include "store.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include <sqlite3.h>
+
+#include "config.h"
+
+extern const char store_schema_sql[]; /* build/schema_sql.c, generated from schema/ */
+
+#define SCHEMA_VERSION 1
+#define APPLICATION_ID 0x49575343 /* 'IWSC' */
+
+struct store {
+	sqlite3 *db;
+	sqlite3_stmt *ins_flow;
+	char path[256];
+	char err[1024];
+	int64_t run_id;
+	unsigned pending;        /* rows in the open transaction */
+	bool in_txn;
+	struct timespec last_commit;
+};
+
+const char *store_sqlite_version(void) { return sqlite3_libversion(); }
+int store_schema_version(void) { return SCHEMA_VERSION; }
+const char *store_error(const store *s) { return s->err; }
+
+static void set_err(store *s, const char *what)
+{
+	snprintf(s->err, sizeof(s->err), "%s: %s: %s", s->path, what,
+	         s->db ? sqlite3_errmsg(s->db) : "out of memory");
+}
+
+static int exec(store *s, const char *sql, const char *what)
+{
+	char *msg = NULL;
+	if (sqlite3_exec(s->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+		snprintf(s->err, sizeof(s->err), "%s: %s: %s", s->path, what, msg ? msg : "error");
+		sqlite3_free(msg);
+		return -1;
+	}
+	return 0;
+}
+
+static int pragma_int(store *s, const char *sql, int64_t *out)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
+		return -1;
+	int rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		*out = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return rc == SQLITE_ROW ? 0 : -1;
+}
+
+/* Checks that the open file is an iwscope database of our version, or empty (fresh = true). */
+static int check_identity(store *s, bool *fresh)
+{
+	int64_t app = 0, ver = 0, objects = 0;
+	if (pragma_int(s, "PRAGMA application_id", &app) != 0 ||
+	    pragma_int(s, "PRAGMA user_version", &ver) != 0 ||
+	    pragma_int(s, "SELECT count(*) FROM sqlite_master", &objects) != 0) {
+		set_err(s, "cannot read the database");
+		return -1;
+	}
+	*fresh = app == 0 && ver == 0 && objects == 0;
+	if (*fresh)
+		return 0;
+	if (app != APPLICATION_ID) {
+		snprintf(s->err, sizeof(s->err), "%s: not an iwscope database (refusing to touch it)",
+		         s->path);
+		return -1;
+	}
+	if (ver != SCHEMA_VERSION) {
+		snprintf(s->err, sizeof(s->err),
+		         "%s: iwscope schema version %lld, this iwscope uses version %d", s->path,
+		         (long long)ver, SCHEMA_VERSION);
+		return -1;
+	}
+	return 0;
+}
+
+static store *store_new(const char *path)
+{
+	store *s = calloc(1, sizeof(*s));
+	if (s)
+		snprintf(s->path, sizeof(s->path), "%s", path);
+	return s;
+}
+
+static store *fail_open(store *s, char *err, size_t errlen)
+{
+	snprintf(err, errlen, "%s", s->err[0] ? s->err : "cannot open the database");
+	store_close(s);
+	return NULL;
+}
+
+/* Columns written for each side, in order, after the flow columns; bound by bind_side(). */
+static const char *const side_columns[] = {
+	"syn_win", "mss", "wscale", "sack", "ts", "tfo", "ttl", "ittl", "olayout", "quirks",
+	"syn_bytes", "syn_retx", "rwnd_class", "pkts", "bytes", "iw_bytes", "iw_segs", "smss",
+	"iw_limit", "iw_class", "iw_rule", "iw_std", "ff_start_us", "ff_end_us",
+};
+#define N_SIDE_COLUMNS (sizeof(side_columns) / sizeof(side_columns[0]))
+
+static const char *const flow_columns[] = {
+	"run_id", "ts_us", "ip_ver", "client_ip", "client_port", "server_ip", "server_port",
+	"handshake", "syn_us", "synack_us", "ack_us", "rtt_us", "rtt_c_us", "rtt_s_us",
+	"duration_us", "end_reason", "app_proto", "app_category", "server_name", "dpi_method",
+};
+#define N_FLOW_COLUMNS (sizeof(flow_columns) / sizeof(flow_columns[0]))
+
+static int prepare_insert(store *s)
+{
+	char sql[4096];
+	size_t n = (size_t)snprintf(sql, sizeof(sql), "INSERT INTO flows (");
+	for (size_t i = 0; i < N_FLOW_COLUMNS; i++)
+		n += (size_t)snprintf(sql + n, sizeof(sql) - n, "%s%s", i ? "," : "", flow_columns[i]);
+	for (int side = 0; side < 2; side++)
+		for (size_t i = 0; i < N_SIDE_COLUMNS; i++)
+			n += (size_t)snprintf(sql + n, sizeof(sql) - n, ",%c_%s", "cs"[side],
+			                      side_columns[i]);
+	n += (size_t)snprintf(sql + n, sizeof(sql) - n, ") VALUES (");
+	for (size_t i = 0; i < N_FLOW_COLUMNS + 2 * N_SIDE_COLUMNS; i++)
+		n += (size_t)snprintf(sql + n, sizeof(sql) - n, "%s?", i ? "," : "");
+	snprintf(sql + n, sizeof(sql) - n, ")");
+	if (sqlite3_prepare_v2(s->db, sql, -1, &s->ins_flow, NULL) != SQLITE_OK) {
+		set_err(s, "cannot prepare the flow insert");
+		return -1;
+	}
+	return 0;
+}
+
+store *store_open(const char *path, char *err, size_t errlen)
+{
+	store *s = store_new(path);
+	if (!s) {
+		snprintf(err, errlen, "%s: out of memory", path);
+		return NULL;
+	}
+	struct stat st;
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		snprintf(s->err, sizeof(s->err), "%s: not a regular file", path);
+		return fail_open(s, err, errlen);
+	}
+	if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
+		set_err(s, "cannot open");
+		return fail_open(s, err, errlen);
+	}
+	sqlite3_extended_result_codes(s->db, 1);
+	sqlite3_busy_timeout(s->db, STORE_BUSY_MS);
+	bool fresh;
+	if (check_identity(s, &fresh) != 0)
+		return fail_open(s, err, errlen);
+	if (sqlite3_db_readonly(s->db, "main") == 1) {
+		snprintf(s->err, sizeof(s->err), "%s: database is read-only", path);
+		return fail_open(s, err, errlen);
+	}
+	if (exec(s, "PRAGMA journal_mode=WAL", "cannot enable WAL") != 0 ||
+	    exec(s, "PRAGMA synchronous=NORMAL", "cannot set synchronous") != 0 ||
+	    exec(s, "PRAGMA foreign_keys=ON", "cannot enable foreign keys") != 0)
+		return fail_open(s, err, errlen);
+	if (fresh) {
+		if (exec(s, "BEGIN IMMEDIATE", "cannot start the schema transaction") != 0)
+			return fail_open(s, err, errlen);
+		/* another process may have created it meanwhile: check again inside the lock */
+		if (check_identity(s, &fresh) != 0) {
+			sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+			return fail_open(s, err, errlen);
+		}
+		if (fresh && exec(s, store_schema_sql, "cannot create the schema") != 0) {
+			sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+			return fail_open(s, err, errlen);
+		}
+		if (exec(s, "COMMIT", "cannot commit the schema") != 0)
+			return fail_open(s, err, errlen);
+	}
+	if (prepare_insert(s) != 0)
+		return fail_open(s, err, errlen);
+	return s;
+}
+
+store *store_open_read(const char *path, char *err, size_t errlen)
+{
+	store *s = store_new(path);
+	if (!s) {
+		snprintf(err, errlen, "%s: out of memory", path);
+		return NULL;
+	}
+	if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+		set_err(s, "cannot open");
+		return fail_open(s, err, errlen);
+	}
+	sqlite3_busy_timeout(s->db, STORE_BUSY_MS);
+	bool fresh;
+	if (check_identity(s, &fresh) != 0)
+		return fail_open(s, err, errlen);
+	if (fresh) {
+		snprintf(s->err, sizeof(s->err), "%s: not an iwscope database (empty)", path);
+		return fail_open(s, err, errlen);
+	}
+	return s;
+}
+
+void store_close(store *s)
+{
+	if (!s)
+		return;
+	if (s->in_txn)
+		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+	sqlite3_finalize(s->ins_flow);
+	sqlite3_close(s->db);
+	free(s);
+}
+
+static int bind_i64(sqlite3_stmt *st, int i, int64_t v)
+{
+	return v == NULL64 ? sqlite3_bind_null(st, i) : sqlite3_bind_int64(st, i, v);
+}
+
+static int bind_text(sqlite3_stmt *st, int i, const char *v)
+{
+	return v ? sqlite3_bind_text(st, i, v, -1, SQLITE_TRANSIENT) : sqlite3_bind_null(st, i);
+}
+
+/* Binds one side's columns in side_columns order starting at *i. */
+static void bind_side(sqlite3_stmt *st, int *i, const struct side_record *r)
+{
+	bind_i64(st, (*i)++, r->syn_win);
+	bind_i64(st, (*i)++, r->mss);
+	bind_i64(st, (*i)++, r->wscale);
+	bind_i64(st, (*i)++, r->sack);
+	bind_i64(st, (*i)++, r->ts);
+	bind_i64(st, (*i)++, r->tfo);
+	bind_i64(st, (*i)++, r->ttl);
+	bind_i64(st, (*i)++, r->ittl);
+	bind_text(st, (*i)++, r->olayout);
+	bind_i64(st, (*i)++, r->quirks);
+	bind_i64(st, (*i)++, r->syn_bytes);
+	bind_i64(st, (*i)++, r->syn_retx);
+	bind_text(st, (*i)++, r->rwnd_class);
+	bind_i64(st, (*i)++, r->pkts);
+	bind_i64(st, (*i)++, r->bytes);
+	bind_i64(st, (*i)++, r->iw_bytes);
+	bind_i64(st, (*i)++, r->iw_segs);
+	bind_i64(st, (*i)++, r->smss);
+	bind_text(st, (*i)++, r->iw_limit);
+	bind_text(st, (*i)++, r->iw_class);
+	bind_text(st, (*i)++, r->iw_rule);
+	bind_text(st, (*i)++, r->iw_std);
+	bind_i64(st, (*i)++, r->ff_start_us);
+	bind_i64(st, (*i)++, r->ff_end_us);
+}
+
+static int commit(store *s)
+{
+	if (!s->in_txn)
+		return 0;
+	if (exec(s, "COMMIT", "cannot commit") != 0) {
+		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+		s->in_txn = false;
+		return -1;
+	}
+	s->in_txn = false;
+	s->pending = 0;
+	clock_gettime(CLOCK_MONOTONIC, &s->last_commit);
+	return 0;
+}
+
+static int sink_begin(void *self, const struct run_info *run)
+{
+	store *s = self;
+	sqlite3_stmt *st;
+	const char *sql = "INSERT INTO runs (started_us, source, filter, options, iwscope_version, "
+	                  "libpcap_version, ndpi_version, status) VALUES (?,?,?,?,?,?,?,'running')";
+	if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK) {
+		set_err(s, "cannot record the run");
+		return -1;
+	}
+	bind_i64(st, 1, run->started_us);
+	bind_text(st, 2, run->source);
+	bind_text(st, 3, run->filter);
+	bind_text(st, 4, run->options);
+	bind_text(st, 5, IWSCOPE_VERSION);
+	bind_text(st, 6, run->libpcap_version);
+	bind_text(st, 7, run->ndpi_version);
+	int rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		set_err(s, "cannot record the run");
+		return -1;
+	}
+	s->run_id = sqlite3_last_insert_rowid(s->db);
+	clock_gettime(CLOCK_MONOTONIC, &s->last_commit);
+	return 0;
+}
+
+static int sink_flow(void *self, const struct flow_record *r)
+{
+	store *s = self;
+	sqlite3_stmt *st = s->ins_flow;
+	if (!s->in_txn) {
+		if (exec(s, "BEGIN IMMEDIATE", "cannot start a transaction") != 0)
+			return -1;
+		s->in_txn = true;
+	}
+	int i = 1;
+	bind_i64(st, i++, s->run_id);
+	bind_i64(st, i++, r->ts_us);
+	bind_i64(st, i++, r->ip_ver);
+	bind_text(st, i++, r->client_ip);
+	bind_i64(st, i++, r->client_port);
+	bind_text(st, i++, r->server_ip);
+	bind_i64(st, i++, r->server_port);
+	bind_text(st, i++, r->handshake);
+	bind_i64(st, i++, r->syn_us);
+	bind_i64(st, i++, r->synack_us);
+	bind_i64(st, i++, r->ack_us);
+	bind_i64(st, i++, r->rtt_us);
+	bind_i64(st, i++, r->rtt_c_us);
+	bind_i64(st, i++, r->rtt_s_us);
+	bind_i64(st, i++, r->duration_us);
+	bind_text(st, i++, r->end_reason);
+	bind_text(st, i++, r->app_proto);
+	bind_text(st, i++, r->app_category);
+	bind_text(st, i++, r->server_name);
+	bind_text(st, i++, r->dpi_method);
+	bind_side(st, &i, &r->c);
+	bind_side(st, &i, &r->s);
+	int rc = sqlite3_step(st);
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	if (rc != SQLITE_DONE) {
+		set_err(s, "cannot write a flow");
+		return -1;
+	}
+	if (++s->pending >= STORE_BATCH_ROWS)
+		return commit(s);
+	return 0;
+}
+
+static int sink_tick(void *self)
+{
+	store *s = self;
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (s->in_txn && (now.tv_sec - s->last_commit.tv_sec) * 1000000000L +
+	                 (now.tv_nsec - s->last_commit.tv_nsec) >= 1000000000L)
+		return commit(s);
+	return 0;
+}
+
+static int sink_end(void *self, const struct run_info *run)
+{
+	store *s = self;
+	if (commit(s) != 0)
+		return -1;
+	if (exec(s, "BEGIN IMMEDIATE", "cannot start a transaction") != 0)
+		return -1;
+	s->in_txn = true;
+	sqlite3_stmt *st;
+	const char *sql = "UPDATE runs SET finished_us=?, status=?, packets=?, bytes=?, tcp_packets=?, "
+	                  "decode_errors=?, flows=?, evicted=?, skipped_files=?, pcap_received=?, "
+	                  "pcap_dropped=? WHERE id=?";
+	if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
+		goto fail;
+	bind_i64(st, 1, run->finished_us);
+	bind_text(st, 2, run->status);
+	bind_i64(st, 3, (int64_t)run->packets);
+	bind_i64(st, 4, (int64_t)run->bytes);
+	bind_i64(st, 5, (int64_t)run->tcp_packets);
+	bind_i64(st, 6, (int64_t)run->decode_errors);
+	bind_i64(st, 7, (int64_t)run->flows);
+	bind_i64(st, 8, (int64_t)run->evicted);
+	bind_i64(st, 9, (int64_t)run->skipped_files);
+	bind_i64(st, 10, run->pcap_received);
+	bind_i64(st, 11, run->pcap_dropped);
+	bind_i64(st, 12, s->run_id);
+	int rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		goto fail;
+	if (sqlite3_prepare_v2(s->db, "INSERT INTO run_decode (run_id, reason, packets) VALUES (?,?,?)",
+	                       -1, &st, NULL) != SQLITE_OK)
+		goto fail;
+	for (unsigned k = 0; k < run->nreasons; k++) {
+		bind_i64(st, 1, s->run_id);
+		bind_text(st, 2, run->reason_names[k]);
+		bind_i64(st, 3, (int64_t)run->reasons[k]);
+		rc = sqlite3_step(st);
+		sqlite3_reset(st);
+		if (rc != SQLITE_DONE) {
+			sqlite3_finalize(st);
+			goto fail;
+		}
+	}
+	sqlite3_finalize(st);
+	return commit(s);
+fail:
+	set_err(s, "cannot finish the run");
+	sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+	s->in_txn = false;
+	return -1;
+}
+
+static void sink_close(void *self) { (void)self; }
+
+static const struct sink_ops store_ops = {
+	.name = "sqlite",
+	.begin = sink_begin,
+	.flow = sink_flow,
+	.tick = sink_tick,
+	.end = sink_end,
+	.close = sink_close,
+};
+
+struct sink store_sink(store *s)
+{
+	struct sink k = { &store_ops, s };
+	return k;
+}
+
+int store_query1(store *s, const char *sql, const char *param, store_row_fn row, void *arg)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK) {
+		set_err(s, "query failed");
+		return -1;
+	}
+	if (param)
+		sqlite3_bind_text(st, 1, param, -1, SQLITE_TRANSIENT);
+	int n = sqlite3_column_count(st);
+	const char *names[64], *vals[64];
+	if (n > 64)
+		n = 64;
+	for (int i = 0; i < n; i++)
+		names[i] = sqlite3_column_name(st, i);
+	int rc;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		for (int i = 0; i < n; i++)
+			vals[i] = (const char *)sqlite3_column_text(st, i);
+		if (row(arg, n, names, vals) != 0)
+			break;
+	}
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+		set_err(s, "query failed");
+		sqlite3_finalize(st);
+		return -1;
+	}
+	sqlite3_finalize(st);
+	return 0;
+}
+
+int store_query(store *s, const char *sql, store_row_fn row, void *arg)
+{
+	return store_query1(s, sql, NULL, row, arg);
+}
