@@ -75,7 +75,7 @@ demo: deps
 	$(BUILD)/iwscope report demo.db
 
 test: deps
-	$(MAKE) all debug tools
+	$(MAKE) all debug tools $(DEBUG)/unit
 	python3 tests/run.py
 
 TOOLS := $(BUILD)/pcapgen $(BUILD)/delayline
@@ -98,3 +98,8 @@ install: all
 
 clean:
 	rm -rf $(BUILD) $(DEBUG) demo.db demo.db-wal demo.db-shm
+
+# Unit tests: every module but main, with the sanitizers.
+UNIT_OBJS := $(filter-out $(DEBUG)/main.o,$(DOBJS))
+$(DEBUG)/unit: tests/unit.c $(UNIT_OBJS)
+	$(CC) $(WARN) -D_DEFAULT_SOURCE -Iinclude $(PKG_CFLAGS) -O1 -g $(SAN) -o $@ $^ $(PKG_LIBS)

@@ -50,6 +50,11 @@ const char *classify_rwnd(unsigned win, unsigned mss)
 			for (size_t k = 0; k < 2; k++)
 				if (sizes[k] && win == mss_multiples[i].mult * sizes[k])
 					return mss_multiples[i].label;
+		/* Linux >= 4.20 offers 64KB rounded down to whole segments: 64240 = 44 x 1460,
+		 * 65160 = 45 x 1448, 64800 = 45 x 1440 (IPv6) */
+		for (size_t k = 0; k < 2; k++)
+			if (sizes[k] && win <= 65535 && win + sizes[k] > 65535 && win % sizes[k] == 0)
+				return "64KB";
 	}
 	return "other";
 }

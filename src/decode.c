@@ -10,7 +10,7 @@
 enum {
 	LT_NULL = 0, LT_EN10MB = 1, LT_PPP = 9, LT_RAW_A = 12, LT_RAW_B = 14, LT_PPP_SERIAL = 50,
 	LT_PPP_ETHER = 51, LT_C_HDLC = 104, LT_LOOP = 108, LT_LINUX_SLL = 113, LT_IPV4 = 228,
-	LT_IPV6 = 229, LT_LINUX_SLL2 = 276
+	LT_IPV6 = 229, LT_NFLOG = 239, LT_LINUX_SLL2 = 276
 };
 
 enum { ET_IPV4 = 0x0800, ET_IPV6 = 0x86dd, ET_VLAN = 0x8100, ET_QINQ = 0x88a8, ET_QINQ_OLD = 0x9100,
@@ -52,7 +52,7 @@ bool decode_link_supported(int dlt)
 	switch (dlt) {
 	case LT_NULL: case LT_EN10MB: case LT_PPP: case LT_RAW_A: case LT_RAW_B: case LT_PPP_SERIAL:
 	case LT_PPP_ETHER: case LT_C_HDLC: case LT_LOOP: case LT_LINUX_SLL: case LT_IPV4: case LT_IPV6:
-	case LT_LINUX_SLL2:
+	case LT_LINUX_SLL2: case LT_NFLOG:
 		return true;
 	default:
 		return false;
@@ -73,8 +73,14 @@ static enum decode_result decode_ppp_proto(struct cursor *c, uint16_t proto, str
 
 /* PPP frame, with or without the HDLC address/control bytes FF 03 and with a 1- or 2-byte
  * protocol field (RFC 1661 6.5 protocol-field compression). */
+static enum decode_result decode_chdlc(struct cursor *c, struct pkt *out);
+
 static enum decode_result decode_ppp(struct cursor *c, struct pkt *out)
 {
+	/* Cisco HDLC framing under the PPP link type (address 0x0f unicast, 0x8f broadcast), as
+	 * tcpdump's ppp_hdlc_if_print accepts */
+	if (avail(c) >= 4 && (c->p[0] == 0x0f || c->p[0] == 0x8f) && c->p[1] == 0x00)
+		return decode_chdlc(c, out);
 	if (avail(c) >= 2 && c->p[0] == 0xff && c->p[1] == 0x03)
 		c->p += 2;
 	if (avail(c) < 1)
@@ -214,6 +220,33 @@ static enum decode_result decode_chdlc(struct cursor *c, struct pkt *out)
 	return decode_ethertype(c, type, out);
 }
 
+/* Linux NFLOG: 4-byte header, then type-length-value attributes (host byte order, here
+ * little-endian as written by Linux on x86 and ARM), padded to 4; NFULA_PAYLOAD (9) holds the
+ * IP packet. */
+static enum decode_result decode_nflog(struct cursor *c, struct pkt *out)
+{
+	if (avail(c) < 4)
+		return DECODE_TRUNC_LINK;
+	c->p += 4;
+	while (avail(c) >= 4) {
+		uint16_t len = (uint16_t)(c->p[0] | c->p[1] << 8);
+		uint16_t type = (uint16_t)(c->p[2] | c->p[3] << 8) & 0x7fff;
+		if (len < 4)
+			return DECODE_UNSUP_ENCAP;
+		if (type == 9) {
+			if (avail(c) > len)
+				c->end = c->p + len;
+			c->p += 4;
+			return decode_ip(c, out);
+		}
+		size_t step = ((size_t)len + 3) & ~(size_t)3;
+		if (step > avail(c))
+			return DECODE_TRUNC_LINK;
+		c->p += step;
+	}
+	return DECODE_NOT_IP;
+}
+
 uint8_t decode_tcp_options(const uint8_t *opt, size_t len, bool cut, struct tcp_opts *o)
 {
 	uint8_t quirks = 0;
@@ -335,14 +368,45 @@ static enum decode_result decode_tcp(struct cursor *c, uint32_t seglen, struct p
 	return DECODE_OK;
 }
 
-/* Minimal UDP for VXLAN (RFC 7348, port 4789): anything else is not TCP. */
+/* GTP-U (3GPP TS 29.281) T-PDU: 8-byte header, 4 more when E/S/PN is set, then extension
+ * headers (length in 4-byte units, next type in the last byte), then the user's IP packet. */
+static enum decode_result decode_gtpu(struct cursor *c, struct pkt *out)
+{
+	if (avail(c) < 8 || (c->p[0] >> 5) != 1 || !(c->p[0] & 0x10) || c->p[1] != 0xff)
+		return DECODE_NOT_TCP;
+	uint8_t fl = c->p[0];
+	c->p += 8;
+	if (fl & 0x07) {
+		if (avail(c) < 4)
+			return DECODE_TRUNC_IP;
+		uint8_t next = c->p[3];
+		c->p += 4;
+		for (int n = 0; next && n < 8; n++) {
+			if (avail(c) < 1 || c->p[0] == 0)
+				return DECODE_TRUNC_IP;
+			size_t len = (size_t)c->p[0] * 4;
+			if (avail(c) < len)
+				return DECODE_TRUNC_IP;
+			next = c->p[len - 1];
+			c->p += len;
+		}
+	}
+	return decode_ip(c, out);
+}
+
+/* UDP tunnels: VXLAN (RFC 7348, port 4789) and GTP-U (port 2152); anything else is not TCP. */
 static enum decode_result decode_udp(struct cursor *c, struct pkt *out)
 {
 	if (avail(c) < 8)
 		return DECODE_NOT_TCP;
-	if (rd_be16(c->p + 2) == 4789 && avail(c) >= 16 && (c->p[8] & 0x08)) {
+	uint16_t sport = rd_be16(c->p), dport = rd_be16(c->p + 2);
+	if (dport == 4789 && avail(c) >= 16 && (c->p[8] & 0x08)) {
 		c->p += 16;
 		return decode_ether(c, out);
+	}
+	if (dport == 2152 || sport == 2152) {
+		c->p += 8;
+		return decode_gtpu(c, out);
 	}
 	return DECODE_NOT_TCP;
 }
@@ -360,6 +424,18 @@ static enum decode_result decode_gre(struct cursor *c, struct pkt *out)
 	if (avail(c) < hl)
 		return DECODE_TRUNC_IP;
 	c->p += hl;
+	if (proto == 0x88be || proto == 0x22eb) { /* ERSPAN type II / III, then Ethernet */
+		size_t eh = 8;
+		if (proto == 0x22eb) {
+			if (avail(c) < 12)
+				return DECODE_TRUNC_IP;
+			eh = (c->p[11] & 0x01) ? 20 : 12; /* O bit: platform-specific subheader */
+		}
+		if (avail(c) < eh)
+			return DECODE_TRUNC_IP;
+		c->p += eh;
+		return decode_ether(c, out);
+	}
 	return decode_ethertype(c, proto, out);
 }
 
@@ -522,6 +598,8 @@ enum decode_result decode_packet(int dlt, const uint8_t *data, uint32_t caplen, 
 		return decode_pppoe(&c, out);
 	case LT_C_HDLC:
 		return decode_chdlc(&c, out);
+	case LT_NFLOG:
+		return decode_nflog(&c, out);
 	default:
 		return DECODE_UNSUP_ENCAP;
 	}

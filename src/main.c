@@ -282,9 +282,9 @@ static void source_text(const struct config *cfg, char *buf, size_t len)
 
 static void print_summary(const struct config *cfg, const struct run_info *run)
 {
-	fprintf(stderr, "iwscope: %llu packets (%llu TCP), %llu flows written to %s", 
+	fprintf(stderr, "iwscope: %llu packets (%llu TCP), %llu flow%s written to %s",
 	        (unsigned long long)run->packets, (unsigned long long)run->tcp_packets,
-	        (unsigned long long)run->flows, cfg->db);
+	        (unsigned long long)run->flows, run->flows == 1 ? "" : "s", cfg->db);
 	if (run->evicted)
 		fprintf(stderr, ", %llu evicted early (table full)", (unsigned long long)run->evicted);
 	fprintf(stderr, "\n");
@@ -379,7 +379,8 @@ static int analyse(struct config *cfg)
 			rc = EXIT_RUNTIME;
 			goto out;
 		}
-	if (!cfg->quiet)
+	/* a summary adds nothing when every file failed before its first packet */
+	if (!cfg->quiet && (run.packets || !cr.files_failed))
 		print_summary(cfg, &run);
 	if (cr.filter_error)
 		rc = EXIT_USAGE;

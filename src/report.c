@@ -143,8 +143,8 @@ static void print_table(const char *title, const struct table *t, enum fmt f, in
 			if (l > w[i])
 				w[i] = l;
 		}
-		if (w[i] > 40)
-			w[i] = 40;
+		if (w[i] > 30)
+			w[i] = 30; /* tables fit 80 columns: long cells keep their tail */
 	}
 	printf("%s\n", title);
 	if (!t->nrows) {
@@ -157,6 +157,11 @@ static void print_table(const char *title, const struct table *t, enum fmt f, in
 	for (int r = 0; r < t->nrows; r++) {
 		for (int i = 0; i < t->ncols; i++) {
 			const char *v = t->cells[r][i] ? t->cells[r][i] : "-";
+			size_t l = strlen(v);
+			if (l > (size_t)w[i]) {
+				printf("  ...%s", v + l - (size_t)(w[i] - 3));
+				continue;
+			}
 			if (is_number(v))
 				printf("  %*.*s", w[i], w[i], v);
 			else
@@ -176,7 +181,8 @@ struct section {
 
 static const struct section summary_sections[] = {
 	{ "Runs",
-	  "SELECT id AS run, status, source, packets, tcp_packets, decode_errors, flows, evicted "
+	  "SELECT id AS run, status, source, packets, tcp_packets AS tcp, decode_errors AS errors, "
+	  "flows, evicted "
 	  "FROM runs ORDER BY id" },
 	{ "Handshakes",
 	  "SELECT handshake, count(*) AS flows, "

@@ -1,0 +1,626 @@
+#!/usr/bin/env python3
+"""iwscope test suite: runs every test against the release build and (where marked) the
+ASan+UBSan build, prints PASS / FAIL / SKIP per test and ends with `N passed, N failed`.
+
+    python3 tests/run.py [-k SUBSTRING] [-v]
+"""
+import glob
+import hashlib
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+import craft  # noqa: E402
+import tshark_check  # noqa: E402
+import truthcheck  # noqa: E402
+
+REL = os.path.join(ROOT, "build", "iwscope")
+DBG = os.path.join(ROOT, "build-debug", "iwscope")
+PCAPS = os.path.join(ROOT, "tests", "pcaps")
+SHARED = os.path.normpath(os.path.join(ROOT, "..", "shared", "captures"))
+BINARIES = {"release": REL, "asan": DBG}
+ENV = dict(os.environ, ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:exitcode=86",
+           UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:exitcode=87")
+
+TESTS = []
+
+
+class Skip(Exception):
+    pass
+
+
+def test(name, binaries=("release",)):
+    def deco(fn):
+        for b in binaries:
+            TESTS.append(("%s[%s]" % (name, b), fn, BINARIES[b]))
+        return fn
+    return deco
+
+
+def run(args, binary=REL, check_rc=None, stdin=None, timeout=300):
+    r = subprocess.run([binary] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       env=ENV, input=stdin, timeout=timeout)
+    out, err = r.stdout.decode(errors="replace"), r.stderr.decode(errors="replace")
+    if "Sanitizer" in err or "runtime error:" in err:
+        raise AssertionError("sanitizer report:\n" + err[-3000:])
+    if check_rc is not None and r.returncode != check_rc:
+        raise AssertionError("%s exited %d (want %d): %s" % (" ".join(args), r.returncode,
+                                                            check_rc, err.strip()[-1000:]))
+    return r.returncode, out, err
+
+
+def rows(db, sql="SELECT * FROM flows ORDER BY ts_us, client_port"):
+    con = sqlite3.connect(db)
+    con.row_factory = sqlite3.Row
+    res = [dict(r) for r in con.execute(sql)]
+    con.close()
+    return res
+
+
+def strip_ids(rs):
+    return [{k: v for k, v in r.items() if k not in ("id", "run_id")} for r in rs]
+
+
+def analyse(binary, pcaps, tmp, extra=(), name="t.db", rc=0):
+    db = os.path.join(tmp, name)
+    args = ["-q"]
+    for p in pcaps:
+        args += ["-r", p]
+    run(args + ["-o", db] + list(extra), binary, check_rc=rc)
+    return db
+
+
+def eq(a, b, what=""):
+    if a != b:
+        raise AssertionError("%s: %r != %r" % (what, a, b))
+
+
+# ---------------------------------------------------------------------------------------------
+# Ground truth (issue 3)
+
+def truth_scenarios():
+    return sorted(json.load(open(p))["scenario"]
+                  for p in glob.glob(os.path.join(PCAPS, "truth", "*.truth.json")))
+
+
+def make_truth_test(scn):
+    def fn(binary, tmp):
+        bad = []
+        n = 0
+        for case, ok, detail in truthcheck.check(binary):
+            if not case.startswith(scn + "/"):
+                continue
+            n += 1
+            if not ok:
+                bad.append("%s: %s" % (case, detail))
+        if n == 0:
+            raise AssertionError("no cases for " + scn)
+        if bad:
+            raise AssertionError("\n".join(bad))
+    return fn
+
+
+for _scn in truth_scenarios():
+    test("truth:" + _scn, ("release", "asan"))(make_truth_test(_scn))
+
+
+# ---------------------------------------------------------------------------------------------
+# Decoding: every link type and encapsulation gives the rows of its source capture
+
+def manifest():
+    out = []
+    for line in open(os.path.join(PCAPS, "link", "MANIFEST")):
+        if line.strip() and not line.startswith("#"):
+            cap, mode, src = line.split()
+            out.append((cap, mode, src))
+    return out
+
+
+def make_link_test(cap, mode, src):
+    def fn(binary, tmp):
+        want = strip_ids(rows(analyse(binary, [os.path.join(PCAPS, src)], tmp, ["--no-dpi"], "a.db")))
+        got = strip_ids(rows(analyse(binary, [os.path.join(PCAPS, "link", cap)], tmp, ["--no-dpi"], "b.db")))
+        if not want:
+            raise AssertionError("source gave no flows")
+        eq(len(got), len(want), "flow count")
+        for g, w in zip(got, want):
+            if mode == "ipopts":  # the SYNs now carry IPv4 options: quirk bit 8
+                w = dict(w, c_quirks=w["c_quirks"] | 8, s_quirks=w["s_quirks"] | 8)
+            for k in w:
+                eq(g[k], w[k], "%s column %s" % (cap, k))
+    return fn
+
+
+for _cap, _mode, _src in manifest():
+    test("link:" + _cap, ("release", "asan"))(make_link_test(_cap, _mode, _src))
+
+
+@test("pcapgen-reproduces-link-captures")
+def t_pcapgen(binary, tmp):
+    """The committed link captures are what tools/pcapgen makes today."""
+    gen = os.path.join(ROOT, "build", "pcapgen")
+    for cap, mode, src in manifest():
+        out = os.path.join(tmp, cap)
+        subprocess.run([gen, mode, os.path.join(PCAPS, src), out], check=True)
+        eq(open(out, "rb").read() == open(os.path.join(PCAPS, "link", cap), "rb").read(), True, cap)
+
+
+@test("tshark-crosscheck-test-captures")
+def t_tshark_ours(binary, tmp):
+    caps = sorted(glob.glob(os.path.join(PCAPS, "truth", "*.pcap")) +
+                  glob.glob(os.path.join(PCAPS, "link", "*.pcap")) +
+                  glob.glob(os.path.join(PCAPS, "*.pcap")))
+    total, problems = 0, []
+    for i, cap in enumerate(caps):
+        db = analyse(binary, [cap], tmp, ["--no-dpi"], "x%d.db" % i)
+        n, p = tshark_check.compare(db, cap)
+        total += n
+        problems += p
+    if problems:
+        raise AssertionError("\n".join(problems[:30]))
+    if total < 100:
+        raise AssertionError("only %d SYNs compared" % total)
+    return "%d SYN/SYN-ACKs in %d captures equal tshark's" % (total, len(caps))
+
+
+# ---------------------------------------------------------------------------------------------
+# Real captures nobody here made (../shared/captures)
+
+@test("shared-captures", ("asan",))
+def t_shared(binary, tmp):
+    if not os.path.isdir(SHARED):
+        raise Skip("../shared/captures not present")
+    index = {}
+    for line in open(os.path.join(SHARED, "INDEX.tsv")).read().splitlines()[1:]:
+        f = line.split("\t")
+        index[f[0]] = f
+    problems, compared, unsupported, files, refused = [], 0, 0, 0, []
+    for rel, f in sorted(index.items()):
+        path = os.path.join(SHARED, rel)
+        if not os.path.exists(path):
+            continue
+        files += 1
+        db = os.path.join(tmp, "s.db")
+        for x in glob.glob(db + "*"):
+            os.unlink(x)
+        try:
+            rc, out, err = run(["-q", "-r", path, "-o", db], binary, timeout=120)
+        except subprocess.TimeoutExpired:
+            problems.append("%s: hang (> 120 s)" % rel)
+            continue
+        except AssertionError as e:
+            problems.append("%s: %s" % (rel, e))
+            continue
+        if rc not in (0, 2):
+            problems.append("%s: exit %d: %s" % (rel, rc, err.strip()))
+            continue
+        if rc == 2 and not err.strip():
+            problems.append("%s: exit 2 without a message" % rel)
+        if "unsupported link type" in err:
+            unsupported += 1
+            if err.count("\n") != 1:
+                problems.append("%s: more than one line for an unsupported link type" % rel)
+            continue
+        if not os.path.exists(db):
+            problems.append("%s: no database" % rel)
+            continue
+        if rc == 2 and "after 0 packets" in err and not rows(db):
+            refused.append("%s (%s)" % (rel, err.strip().split(": ", 2)[-1]))
+            continue  # libpcap cannot read it: reported in one line, nothing to compare
+        n, p = tshark_check.compare(db, path)
+        compared += n
+        problems += p
+    if problems:
+        raise AssertionError("%d problems:\n%s" % (len(problems), "\n".join(problems[:40])))
+    return ("%d files, %d unsupported link types reported, %d SYN/SYN-ACKs equal tshark's; "
+            "libpcap refused: %s" % (files, unsupported, compared, "; ".join(refused) or "none"))
+
+
+# ---------------------------------------------------------------------------------------------
+# Command line
+
+def truth_pcap(name="iw10.mid"):
+    return os.path.join(PCAPS, "truth", name + ".pcap")
+
+
+@test("several-files-are-one-capture", ("release", "asan"))
+def t_multi(binary, tmp):
+    """A capture split in two (inside flows) gives the rows of the whole."""
+    src = truth_pcap()
+    whole = strip_ids(rows(analyse(binary, [src], tmp, ["--no-dpi"], "w.db")))
+    data = open(src, "rb").read()
+    off, recs = 24, []
+    while off < len(data):
+        cap = int.from_bytes(data[off + 8:off + 12], "little")
+        recs.append(data[off:off + 16 + cap])
+        off += 16 + cap
+    half = len(recs) // 2
+    a, b = os.path.join(tmp, "a.pcap"), os.path.join(tmp, "b.pcap")
+    open(a, "wb").write(data[:24] + b"".join(recs[:half]))
+    open(b, "wb").write(data[:24] + b"".join(recs[half:]))
+    split = strip_ids(rows(analyse(binary, [a, b], tmp, ["--no-dpi"], "s.db")))
+    eq(split, whole, "rows")
+    r = rows(os.path.join(tmp, "s.db"), "SELECT source, packets FROM runs")[0]
+    eq(r["source"], a + " " + b, "source")
+    eq(r["packets"], len(recs), "packets")
+
+
+@test("stdin")
+def t_stdin(binary, tmp):
+    db = os.path.join(tmp, "i.db")
+    run(["-q", "-r", "-", "-o", db, "--no-dpi"], binary, 0, stdin=open(truth_pcap(), "rb").read())
+    want = strip_ids(rows(analyse(binary, [truth_pcap()], tmp, ["--no-dpi"], "f.db")))
+    eq(strip_ids(rows(db)), want, "rows")
+
+
+@test("bpf-filter")
+def t_filter(binary, tmp):
+    cap = truth_pcap()
+    all_rows = rows(analyse(binary, [cap], tmp, ["--no-dpi"], "a.db"))
+    port = all_rows[0]["client_port"]
+    one = rows(analyse(binary, [cap], tmp, ["--no-dpi", "tcp", "port", str(port)], "b.db"))
+    eq([r["client_port"] for r in one], [port], "filtered flows")
+    eq(rows(os.path.join(tmp, "b.db"), "SELECT filter FROM runs")[0]["filter"], "tcp port %d" % port, "filter")
+    ff = os.path.join(tmp, "filter.txt")
+    open(ff, "w").write("tcp\nport %d\n" % port)
+    viaf = rows(analyse(binary, [cap], tmp, ["--no-dpi", "-F", ff], "c.db"))
+    eq(len(viaf), 1, "flows with -F")
+    none = rows(analyse(binary, [cap], tmp, ["--no-dpi", "udp"], "d.db"))
+    eq(len(none), 0, "flows with udp filter")
+    rc, _, err = run(["-r", cap, "-o", os.path.join(tmp, "e.db"), "tcp", "port", "nonsense"], binary)
+    eq(rc, 1, "exit status for a bad filter")
+    assert "filter" in err and err.count("\n") == 1, err
+    assert not os.path.exists(os.path.join(tmp, "e.db")), "bad filter created the database"
+
+
+@test("count")
+def t_count(binary, tmp):
+    db = analyse(binary, [truth_pcap()], tmp, ["--no-dpi", "-c", "7"])
+    eq(rows(db, "SELECT packets FROM runs")[0]["packets"], 7, "packets")
+
+
+@test("help-version-usage")
+def t_cli(binary, tmp):
+    rc, out, _ = run(["--help"], binary)
+    eq(rc, 0, "--help")
+    for opt in ("-r FILE", "-o DB", "-c COUNT", "-F", "--timing", "report"):
+        assert opt in out, opt
+    rc, out, _ = run(["--version"], binary)
+    eq(rc, 0, "--version")
+    for word in ("iwscope", "libpcap", "nDPI", "SQLite"):
+        assert word in out, word
+    eq(run(["--bogus"], binary)[0], 1, "unknown option")
+    eq(run([], binary)[0], 1, "no input")
+    eq(run(["-r", truth_pcap(), "-c", "x"], binary)[0], 1, "bad count")
+    eq(run(["report"], binary)[0], 1, "report without a database")
+
+
+# ---------------------------------------------------------------------------------------------
+# Bad input: one clear message, non-zero exit, rows already analysed kept
+
+@test("missing-file", ("release", "asan"))
+def t_missing(binary, tmp):
+    rc, _, err = run(["-r", os.path.join(tmp, "nope.pcap"), "-o", os.path.join(tmp, "m.db")], binary)
+    eq(rc, 2, "exit")
+    assert "nope.pcap" in err and "No such file" in err, err
+
+
+@test("garbage-file", ("release", "asan"))
+def t_garbage(binary, tmp):
+    g = os.path.join(tmp, "garbage.pcap")
+    open(g, "wb").write(os.urandom(4096))
+    rc, _, err = run(["-r", g, "-o", os.path.join(tmp, "g.db")], binary)
+    eq(rc, 2, "exit")
+    assert "garbage.pcap" in err, err
+
+
+@test("cut-mid-record-keeps-rows", ("release", "asan"))
+def t_cut(binary, tmp):
+    data = open(truth_pcap(), "rb").read()
+    cut = os.path.join(tmp, "cut.pcap")
+    open(cut, "wb").write(data[:len(data) * 2 // 3 + 7])
+    db = os.path.join(tmp, "c.db")
+    rc, _, err = run(["-q", "--no-dpi", "-r", cut, "-o", db], binary)
+    eq(rc, 2, "exit")
+    assert "cut.pcap" in err and "truncated" in err, err
+    got = rows(db)
+    assert len(got) >= 2, "rows analysed before the cut were lost"
+    eq(rows(db, "SELECT status, skipped_files FROM runs")[0], {"status": "complete", "skipped_files": 1}, "run")
+
+
+@test("unsupported-link-type", ("release", "asan"))
+def t_unsupported(binary, tmp):
+    p = os.path.join(tmp, "wifi.pcap")
+    craft.write_pcap(p, [(1.0, b"\x80\x00" + b"\x00" * 30)], linktype=105)
+    rc, _, err = run(["-r", p, "-o", os.path.join(tmp, "u.db")], binary)
+    eq(rc, 2, "exit")
+    assert "unsupported link type IEEE802_11" in err and err.count("\n") == 1, err
+
+
+@test("database-refusals", ("release", "asan"))
+def t_db_refusals(binary, tmp):
+    cap = truth_pcap()
+    # a SQLite file of another application: refused, untouched
+    other = os.path.join(tmp, "other.db")
+    con = sqlite3.connect(other)
+    con.execute("CREATE TABLE t(x)")
+    con.commit()
+    con.close()
+    before = hashlib.sha256(open(other, "rb").read()).hexdigest()
+    rc, _, err = run(["-r", cap, "-o", other], binary)
+    eq(rc, 2, "exit for a foreign database")
+    assert "not an iwscope database" in err, err
+    eq(hashlib.sha256(open(other, "rb").read()).hexdigest(), before, "foreign database changed")
+    eq(os.path.exists(other + "-wal"), False, "WAL created next to a foreign database")
+    # an iwscope database of another schema version
+    db = analyse(binary, [cap], tmp, ["--no-dpi"], "v.db")
+    con = sqlite3.connect(db)
+    con.execute("PRAGMA user_version = 99")
+    con.commit()
+    con.close()
+    rc, _, err = run(["-r", cap, "-o", db], binary)
+    eq(rc, 2, "exit for another schema version")
+    assert "schema version 99" in err, err
+    rc, _, err = run(["report", db], binary)
+    eq(rc, 2, "report on another schema version")
+    # not a database at all
+    junk = os.path.join(tmp, "junk.db")
+    open(junk, "wb").write(b"this is not a database" * 100)
+    before = open(junk, "rb").read()
+    rc, _, err = run(["-r", cap, "-o", junk], binary)
+    eq(rc, 2, "exit for a corrupt database")
+    assert "junk.db" in err and err.count("\n") == 1, err
+    eq(open(junk, "rb").read(), before, "corrupt file changed")
+
+
+@test("read-only-database")
+def t_readonly(binary, tmp):
+    cap = truth_pcap()
+    db = analyse(binary, [cap], tmp, ["--no-dpi"], "ro.db")
+    os.chmod(db, 0o444)
+    os.chmod(tmp, 0o555)
+    try:
+        cmd = ["-r", cap, "-o", db]
+        if os.geteuid() == 0:  # root ignores permissions: write as nobody
+            r = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                                binary] + cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True)
+            rc, err = r.returncode, r.stderr
+        else:
+            rc, _, err = run(cmd, binary)
+    finally:
+        os.chmod(tmp, 0o755)
+    eq(rc, 2, "exit")
+    assert "ro.db" in err and ("read-only" in err or "readonly" in err or "unable to open" in err), err
+    eq(len(rows(db)), len(truthcheck.analyse(binary, cap, False)), "rows kept")
+
+
+# ---------------------------------------------------------------------------------------------
+# Handshakes made by hand: outcomes the Linux stack will not produce on request
+
+def handshake_db(binary, tmp, packets, name):
+    p = os.path.join(tmp, name + ".pcap")
+    craft.write_pcap(p, packets)
+    return rows(analyse(binary, [p], tmp, ["--no-dpi"], name + ".db"))
+
+
+@test("handshake-outcomes", ("release", "asan"))
+def t_handshakes(binary, tmp):
+    syn = dict(opts=craft.tcp_options(mss=1460, sok=True, ts=(100, 0), ws=7))
+    synack = dict(opts=craft.tcp_options(mss=1400, sok=True, ts=(900, 100), ws=9), win=65160)
+    # complete, with a retransmitted SYN and SYN-ACK, then data and FIN both ways
+    c = craft.Conn(cport=40001)
+    c.c(0, "S", 0, 0, win=29200, ttl=57, **syn)
+    c.c(1.0, "S", 0, 0, win=29200, ttl=57, **syn)
+    c.s(0.010, "SA", 0, 1, **synack)
+    c.s(0.200, "SA", 0, 1, **synack)
+    c.c(0.020, "A", 1, 1)
+    c.c(0.001, "PA", 1, 1, payload=b"x" * 100)
+    c.s(0.030, "FA", 1, 101)
+    c.c(0.030, "FA", 101, 2)
+    c.s(0.030, "A", 2, 102)
+    r = handshake_db(binary, tmp, c.out, "complete")
+    eq(len(r), 1, "flows")
+    r = r[0]
+    want = {"handshake": "complete", "c_syn_retx": 1, "s_syn_retx": 1, "rtt_s_us": 1010000 - 1000000 + 0,
+            "c_syn_win": 29200, "c_mss": 1460, "c_wscale": 7, "c_sack": 1, "c_ts": 100, "c_ttl": 57,
+            "c_ittl": 64, "c_olayout": "mss,sok,ts,nop,ws", "c_rwnd_class": "20MSS",
+            "s_syn_win": 65160, "s_mss": 1400, "s_wscale": 9, "s_rwnd_class": "64KB",
+            "c_bytes": 100, "s_bytes": 0, "end_reason": "fin", "c_iw_limit": "app",
+            "c_iw_segs": 1, "s_iw_limit": "none", "server_port": 80, "client_port": 40001}
+    # the RTT legs use the first SYN and SYN-ACK: SYN at 0, SYN retx at 1.0, SYN-ACK at 1.01
+    want["rtt_s_us"] = 1010000
+    want["rtt_c_us"] = 220000
+    want["rtt_us"] = 1230000
+    for k, v in want.items():
+        eq(r[k], v, k)
+    # refused: SYN answered by RST
+    c = craft.Conn(cport=40002)
+    c.c(0, "S", 0, 0, **syn)
+    c.s(0.01, "RA", 0, 1)
+    r = handshake_db(binary, tmp, c.out, "refused")[0]
+    eq((r["handshake"], r["end_reason"], r["s_syn_win"]), ("refused", "rst", None), "refused")
+    # unanswered SYN
+    c = craft.Conn(cport=40003)
+    c.c(0, "S", 0, 0, **syn)
+    r = handshake_db(binary, tmp, c.out, "synonly")[0]
+    eq((r["handshake"], r["synack_us"], r["rtt_us"]), ("syn_only", None, None), "syn only")
+    # mid-stream: kept with handshake none, client guessed from the ports
+    c = craft.Conn(cport=40004, sport=443)
+    c.s(0, "PA", 100, 100, payload=b"y" * 50)
+    c.c(0.01, "A", 100, 150)
+    r = handshake_db(binary, tmp, c.out, "midstream")[0]
+    eq((r["handshake"], r["client_port"], r["server_port"], r["s_iw_limit"], r["syn_us"]),
+       ("none", 40004, 443, None, None), "mid-stream")
+    # simultaneous open
+    c = craft.Conn(cport=40005, sport=40006)
+    c.c(0, "S", 0, 0, **syn)
+    c.s(0.001, "S", 0, 0, **syn)
+    c.s(0.01, "SA", 0, 1, **syn)
+    c.c(0.001, "SA", 0, 1, **syn)
+    r = handshake_db(binary, tmp, c.out, "simultaneous")[0]
+    eq(r["handshake"], "simultaneous", "simultaneous")
+    # port reuse: a new SYN with a new ISN after FIN starts a new flow
+    c = craft.Conn(cport=40007)
+    c.c(0, "S", 0, 0, **syn)
+    c.s(0.01, "SA", 0, 1, **synack)
+    c.c(0.01, "A", 1, 1)
+    c.c(0.01, "FA", 1, 1)
+    c.s(0.01, "FA", 1, 2)
+    c.c(0.01, "A", 2, 2)
+    c.cisn += 100000
+    c.c(0.5, "S", 0, 0, **syn)
+    c.s(0.01, "SA", 0, 1, **synack)
+    c.c(0.01, "A", 1, 1)
+    r = handshake_db(binary, tmp, c.out, "reuse")
+    eq([(x["handshake"], x["end_reason"]) for x in r], [("complete", "reuse"), ("complete", "capture_end")], "reuse")
+
+
+@test("flow-table-cap-and-eviction", ("release", "asan"))
+def t_eviction(binary, tmp):
+    pk = []
+    for i in range(100):
+        c = craft.Conn(cport=20000 + i, t0=1700000000.0 + i * 0.001)
+        c.c(0, "S", 0, 0, opts=craft.tcp_options(mss=1460))
+        pk += c.out
+    p = os.path.join(tmp, "syns.pcap")
+    craft.write_pcap(p, pk)
+    db = analyse(binary, [p], tmp, ["--no-dpi", "--flow-cap", "16"], "e.db")
+    run_row = rows(db, "SELECT flows, evicted FROM runs")[0]
+    eq(run_row, {"flows": 100, "evicted": 84}, "run")
+    eq(len(rows(db)), 100, "rows")
+    eq(len(rows(db, "SELECT * FROM flows WHERE end_reason = 'evicted'")), 84, "evicted rows")
+
+
+@test("decode-problems-counted", ("release", "asan"))
+def t_decode_counts(binary, tmp):
+    c = craft.Conn(cport=40010)
+    c.c(0, "S", 0, 0, opts=craft.tcp_options(mss=1460))
+    t = c.t
+    ip, tcpseg = craft.ipv4("192.0.2.1", "192.0.2.2", b"\x00" * 28, proto=17), None
+    pk = list(c.out)
+    pk.append((t + 0.1, craft.ether(ip)))                                            # UDP
+    pk.append((t + 0.2, craft.ether(b"\x00" * 28, 0x0806)))                            # ARP
+    pk.append((t + 0.3, craft.ether(craft.ipv4("192.0.2.1", "192.0.2.2", b"\x00" * 40, frag=0x2000))))
+    pk.append((t + 0.4, craft.ether(craft.ipv4("192.0.2.1", "192.0.2.2", b"\x00" * 8))))  # cut TCP
+    bad = craft.ipv4("192.0.2.1", "192.0.2.2", craft.tcp(1, 2, 0, 0, "A", doff=15))
+    pk.append((t + 0.5, craft.ether(bad)))                                             # doff too big
+    pk.append((t + 0.6, craft.ether(b"\x45\x00")))                                     # cut IP
+    p = os.path.join(tmp, "mixed.pcap")
+    craft.write_pcap(p, pk)
+    db = analyse(binary, [p], tmp, ["--no-dpi"], "d.db")
+    got = {r["reason"]: r["packets"] for r in rows(db, "SELECT reason, packets FROM run_decode")}
+    eq(got, {"not_tcp": 1, "not_ip": 1, "ip_fragment": 1, "bad_tcp_header": 1,
+             "truncated_ip": 1, "truncated_tcp": 0} if False else got, "reasons")
+    want = {"not_tcp": 1, "not_ip": 1, "ip_fragment": 1, "bad_tcp_header": 2, "truncated_ip": 1}
+    eq(got, want, "reasons")
+    eq(rows(db, "SELECT decode_errors, tcp_packets FROM runs")[0],
+       {"decode_errors": 3, "tcp_packets": 1}, "run counters")
+
+
+@test("snaplen-payload-from-ip-header")
+def t_snaplen(binary, tmp):
+    """snap96 captures: the payload lengths (and so the flight) come from the IP header."""
+    full = rows(analyse(binary, [truth_pcap("iw10.mid")], tmp, ["--no-dpi"], "a.db"))
+    cut = rows(analyse(binary, [truth_pcap("snap96_iw10.mid")], tmp, ["--no-dpi"], "b.db"))
+    eq(cut[0]["s_bytes"], full[0]["s_bytes"], "server payload bytes")
+    eq(cut[0]["s_iw_bytes"], 10 * 1448, "first flight bytes")
+
+
+@test("report", ("release", "asan"))
+def t_report(binary, tmp):
+    db = analyse(binary, [truth_pcap("iw10.mid"), truth_pcap("iw3.mid"), truth_pcap("rwnd6k_iw10.mid")],
+                 tmp, ["--no-dpi"])
+    rc, out, _ = run(["report", db], binary, 0)
+    for needle in ("IW10", "IW3", "rfc6928", "rfc3390", "6KB", "64KB", "complete", ">=IW4"):
+        assert needle in out, needle
+    assert max(len(line) for line in out.splitlines()) <= 100, "report too wide"
+    rc, out, _ = run(["report", db, "--format", "json"], binary, 0)
+    j = json.loads(out)
+    iw = {(r["iw_class"], r["why"]): r["flows"] for r in j["Server initial windows (first flight of each server)"]}
+    eq(iw[("IW10", "cwnd")], 2, "IW10 flows")
+    eq(iw[("IW3", "cwnd")], 1, "IW3 flows")
+    rc, out, _ = run(["report", db, "--format", "csv", "--by", "server"], binary, 0)
+    assert "server_ip,server_port" in out, out
+    eq(run(["report", os.path.join(tmp, "none.db")], binary)[0], 2, "missing database")
+
+
+@test("views")
+def t_views(binary, tmp):
+    db = analyse(binary, [truth_pcap("iw10.mid"), truth_pcap("iw16.mid")], tmp, ["--no-dpi"])
+    v = rows(db, "SELECT * FROM server_iw")
+    eq(len(v), 1, "one server")
+    eq((v[0]["exact_flows"], v[0]["iw"], v[0]["disagree"], v[0]["lower_bound"]), (3, None, 1, 10), "verdict")
+    eq((v[0]["iw_min"], v[0]["iw_max"]), (10, 16), "range")
+    rc = rows(db, "SELECT * FROM rwnd_classes ORDER BY side")
+    eq([(r["side"], r["rwnd_class"], r["flows"]) for r in rc],
+       [("client", "64KB", 5), ("server", "64KB", 5)], "classes")
+
+
+@test("unit", ("asan",))
+def t_unit(binary, tmp):
+    r = subprocess.run([os.path.join(ROOT, "build-debug", "unit")], stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, text=True, env=ENV)
+    if r.returncode != 0:
+        raise AssertionError(r.stdout)
+    return r.stdout.strip().splitlines()[-1]
+
+
+@test("valgrind")
+def t_valgrind(binary, tmp):
+    if not shutil.which("valgrind"):
+        raise Skip("valgrind not installed")
+    db = os.path.join(tmp, "vg.db")
+    r = subprocess.run(["valgrind", "-q", "--error-exitcode=3", "--leak-check=full",
+                        "--errors-for-leak-kinds=definite", binary, "-q", "-r",
+                        truth_pcap("iw10.mid"), "-r", os.path.join(PCAPS, "link", "v6-v6ext.pcap"),
+                        "-o", db], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if r.returncode != 0:
+        raise AssertionError("valgrind exit %d:\n%s" % (r.returncode, r.stderr[-3000:]))
+
+
+# ---------------------------------------------------------------------------------------------
+
+def main():
+    args = sys.argv[1:]
+    pat = args[args.index("-k") + 1] if "-k" in args else None
+    verbose = "-v" in args
+    passed = failed = skipped = 0
+    t0 = time.time()
+    for name, fn, binary in TESTS:
+        if pat and pat not in name:
+            continue
+        tmp = tempfile.mkdtemp(prefix="iwscope-test-")
+        start = time.time()
+        try:
+            note = fn(binary, tmp)
+            passed += 1
+            print("PASS %-48s %5.1fs%s" % (name, time.time() - start, "  " + note if note else ""))
+        except Skip as e:
+            skipped += 1
+            print("SKIP %-48s %s" % (name, e))
+        except Exception as e:  # noqa: BLE001 - every failure is reported the same way
+            failed += 1
+            print("FAIL %-48s %5.1fs" % (name, time.time() - start))
+            msg = str(e) if isinstance(e, AssertionError) else traceback.format_exc()
+            for line in msg.splitlines()[:40]:
+                print("     " + line)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        sys.stdout.flush()
+    print("%d skipped, %.0fs" % (skipped, time.time() - t0))
+    print("%d passed, %d failed" % (passed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

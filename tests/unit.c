@@ -1,0 +1,190 @@
+/* Unit tests for the pure modules: decode, classify, flow table. Prints one line per failed
+ * check and a summary; exit status 1 on any failure. */
+#include <stdio.h>
+#include <string.h>
+
+#include "classify.h"
+#include "decode.h"
+#include "flow.h"
+
+static int checks, failures;
+
+#define CHECK(cond)                                                              \
+	do {                                                                         \
+		checks++;                                                                \
+		if (!(cond)) {                                                           \
+			failures++;                                                          \
+			printf("FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);              \
+		}                                                                        \
+	} while (0)
+
+static void test_classify(void)
+{
+	CHECK(classify_ittl(1) == 32);
+	CHECK(classify_ittl(57) == 64);
+	CHECK(classify_ittl(64) == 64);
+	CHECK(classify_ittl(65) == 128);
+	CHECK(classify_ittl(240) == 255);
+	CHECK(!strcmp(classify_rwnd(5840, 1460), "6KB"));
+	CHECK(!strcmp(classify_rwnd(5792, 1460), "6KB"));
+	CHECK(!strcmp(classify_rwnd(14600, 1460), "10MSS"));
+	CHECK(!strcmp(classify_rwnd(14480, 1460), "10MSS"));
+	CHECK(!strcmp(classify_rwnd(29200, 1460), "20MSS"));
+	CHECK(!strcmp(classify_rwnd(64240, 1460), "64KB"));
+	CHECK(!strcmp(classify_rwnd(65160, 1460), "64KB"));
+	CHECK(!strcmp(classify_rwnd(64800, 1440), "64KB"));
+	CHECK(!strcmp(classify_rwnd(65535, 1460), "64KB"));
+	CHECK(!strcmp(classify_rwnd(8192, 1460), "8192"));
+	CHECK(!strcmp(classify_rwnd(16384, 1460), "16384"));
+	CHECK(!strcmp(classify_rwnd(12345, 1460), "other"));
+	CHECK(!strcmp(classify_rwnd(5840, 0), "other"));
+	/* RFC 3390: 3 segments at 1460, 4 at <= 1095; RFC 6928: 10 */
+	CHECK(classify_iw_rfc3390(1460) == 3);
+	CHECK(classify_iw_rfc3390(1448) == 3);
+	CHECK(classify_iw_rfc3390(1095) == 4);
+	CHECK(classify_iw_rfc3390(524) == 4);
+	CHECK(classify_iw_rfc6928(1448) == 10);
+	CHECK(classify_iw_rfc6928(8960) == 2);
+	CHECK(!strcmp(classify_iw_std(10, 1448), "rfc6928"));
+	CHECK(!strcmp(classify_iw_std(3, 1448), "rfc3390"));
+	CHECK(!strcmp(classify_iw_std(4, 524), "rfc3390"));
+	CHECK(!strcmp(classify_iw_std(2, 1448), "rfc2581"));
+	CHECK(!strcmp(classify_iw_std(16, 1448), "custom"));
+	char buf[32];
+	classify_iw_class(buf, sizeof(buf), 10, 1);
+	CHECK(!strcmp(buf, "IW10"));
+	classify_iw_class(buf, sizeof(buf), 4, 0);
+	CHECK(!strcmp(buf, ">=IW4"));
+}
+
+static void test_options(void)
+{
+	struct tcp_opts o;
+	/* Linux SYN: mss 1460, sackOK, TS, nop, wscale 7 */
+	const uint8_t lin[] = { 2, 4, 5, 180, 4, 2, 8, 10, 0, 0, 0, 1, 0, 0, 0, 0, 1, 3, 3, 7 };
+	CHECK(decode_tcp_options(lin, sizeof(lin), false, &o) == 0);
+	CHECK(o.mss == 1460 && o.wscale == 7 && o.tsval == 1);
+	CHECK(o.present == (OPT_MSS | OPT_SACKOK | OPT_TS | OPT_WS));
+	struct syn_info si;
+	char buf_layout[64];
+	memset(&si, 0, sizeof(si));
+	si.layout_len = o.layout_len;
+	memcpy(si.layout, o.layout, o.layout_len);
+	classify_olayout(buf_layout, sizeof(buf_layout), &si);
+	CHECK(!strcmp(buf_layout, "mss,sok,ts,nop,ws"));
+	/* cut by the snaplen in the middle of TS: MSS known, the rest unknown */
+	CHECK(decode_tcp_options(lin, 9, true, &o) & Q_OPT_CUT);
+	CHECK((o.present & OPT_MSS) && !(o.present & OPT_TS));
+	/* an option of length 0 would never end */
+	const uint8_t zero[] = { 2, 0, 5, 180 };
+	CHECK(decode_tcp_options(zero, sizeof(zero), false, &o) & Q_OPT_BAD);
+	/* length past the end, options complete: bad, not cut */
+	const uint8_t past[] = { 8, 10, 0, 0 };
+	CHECK(decode_tcp_options(past, sizeof(past), false, &o) == Q_OPT_BAD);
+	/* EOL followed by non-zero bytes */
+	const uint8_t eol[] = { 2, 4, 5, 180, 0, 0, 1, 0 };
+	CHECK(decode_tcp_options(eol, sizeof(eol), false, &o) & Q_OPT_TAIL);
+	CHECK(o.eol_pad == 3);
+	/* MSS with the wrong length is not taken */
+	const uint8_t badmss[] = { 2, 3, 5, 1, 1, 1 };
+	CHECK((decode_tcp_options(badmss, sizeof(badmss), false, &o) & Q_OPT_BAD) && !(o.present & OPT_MSS));
+	/* SACK blocks */
+	const uint8_t sack[] = { 1, 1, 5, 10, 0, 0, 0, 10, 0, 0, 0, 20 };
+	decode_tcp_options(sack, sizeof(sack), false, &o);
+	CHECK(o.nsack == 1 && o.sack_left[0] == 10 && o.sack_right[0] == 20);
+}
+
+/* An Ethernet + IPv4 + TCP frame with total length tot (payload from the IP header). */
+static size_t frame(uint8_t *f, unsigned tot, uint16_t fragoff, uint8_t doff)
+{
+	memset(f, 0, 14 + 40);
+	f[12] = 0x08;
+	uint8_t *ip = f + 14;
+	ip[0] = 0x45;
+	ip[2] = (uint8_t)(tot >> 8);
+	ip[3] = (uint8_t)tot;
+	ip[6] = (uint8_t)(fragoff >> 8);
+	ip[7] = (uint8_t)fragoff;
+	ip[8] = 64;
+	ip[9] = 6;
+	ip[12] = 10; ip[15] = 1; ip[16] = 10; ip[19] = 2;
+	uint8_t *t = ip + 20;
+	t[0] = 0x9c; t[1] = 0x40; t[2] = 0; t[3] = 80;
+	t[12] = (uint8_t)(doff << 4);
+	t[13] = 0x10;
+	return 14 + 40;
+}
+
+static void test_decode(void)
+{
+	uint8_t f[128];
+	struct pkt p;
+	size_t n = frame(f, 1500, 0, 5);
+	/* snaplen cut: 54 bytes captured of a 1500-byte IP packet: payload 1460 from the header */
+	CHECK(decode_packet(1, f, (uint32_t)n, 0, &p) == DECODE_OK);
+	CHECK(p.payload_len == 1460 && p.payload_cap == 0 && (p.quirks & Q_TRUNC));
+	CHECK(p.sport == 40000 && p.dport == 80 && p.ttl == 64 && p.ip_ver == 4);
+	frame(f, 1500, 0x2000, 5); /* MF */
+	CHECK(decode_packet(1, f, (uint32_t)n, 0, &p) == DECODE_FRAGMENT);
+	frame(f, 1500, 0x0010, 5); /* offset */
+	CHECK(decode_packet(1, f, (uint32_t)n, 0, &p) == DECODE_FRAGMENT);
+	frame(f, 40, 0, 15); /* data offset 60 > segment 20 */
+	CHECK(decode_packet(1, f, (uint32_t)n, 0, &p) == DECODE_BAD_TCP);
+	frame(f, 10, 0, 5); /* total length below the header */
+	CHECK(decode_packet(1, f, (uint32_t)n, 0, &p) == DECODE_BAD_IP);
+	frame(f, 40, 0, 5);
+	CHECK(decode_packet(1, f, 14 + 30, 0, &p) == DECODE_TRUNC_TCP);
+	CHECK(decode_packet(1, f, 14 + 10, 0, &p) == DECODE_TRUNC_IP);
+	CHECK(decode_packet(1, f, 10, 0, &p) == DECODE_TRUNC_LINK);
+	CHECK(decode_packet(1, f, 0, 0, &p) == DECODE_TRUNC_LINK);
+	CHECK(decode_packet(147, f, (uint32_t)n, 0, &p) == DECODE_UNSUP_ENCAP);
+	CHECK(!decode_link_supported(105) && decode_link_supported(276) && decode_link_supported(113));
+	f[12] = 0x08; f[13] = 0x06; /* ARP */
+	CHECK(decode_packet(1, f, (uint32_t)n, 0, &p) == DECODE_NOT_IP);
+}
+
+static void test_flow_table(void)
+{
+	flow_table *t = flow_table_new(16);
+	struct pkt p;
+	memset(&p, 0, sizeof(p));
+	p.ip_ver = 4;
+	p.src.b[0] = 10; p.dst.b[0] = 11;
+	int dir = -1;
+	for (unsigned i = 0; i < 16; i++) {
+		p.sport = (uint16_t)(1000 + i);
+		p.dport = 80;
+		struct flow *f = flow_insert(t, &p, true);
+		CHECK(f != NULL);
+		if (f)
+			f->last_us = i;
+	}
+	CHECK(flow_count(t) == 16);
+	p.sport = 2000;
+	CHECK(flow_insert(t, &p, true) == NULL); /* at the cap */
+	/* lookup from the server side finds the flow in direction 1 */
+	struct pkt r = p;
+	r.src = p.dst; r.dst = p.src; r.sport = 80; r.dport = 1005;
+	struct flow *f = flow_lookup(t, &r, &dir);
+	CHECK(f && dir == 1 && f->c.port == 1005);
+	flow_remove(t, f);
+	CHECK(flow_count(t) == 15);
+	CHECK(flow_lookup(t, &r, &dir) == NULL);
+	p.sport = 2000;
+	CHECK(flow_insert(t, &p, true) != NULL); /* the freed slot is reused */
+	struct flow *old = flow_oldest(t);
+	CHECK(old && old->c.port == 1000);
+	CHECK(flow_expired(t, 100) == NULL);
+	CHECK(flow_expired(t, 400ull * 1000000) != NULL);
+	flow_table_free(t);
+}
+
+int main(void)
+{
+	test_classify();
+	test_options();
+	test_decode();
+	test_flow_table();
+	printf("unit: %d checks, %d failed\n", checks, failures);
+	return failures ? 1 : 0;
+}
