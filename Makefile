@@ -25,7 +25,7 @@ BUILD    := build
 DEBUG    := build-debug
 SAN      := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
-.PHONY: all debug deps demo test install clean truth fuzz bench
+.PHONY: all debug deps demo test install clean truth fuzz bench tools
 all: $(BUILD)/iwscope
 
 $(BUILD)/schema_sql.c: schema/iwscope.sql tools/embed.sh
@@ -85,10 +85,16 @@ $(BUILD)/pcapgen: tools/pcapgen.c | $(BUILD)
 $(BUILD)/delayline: tools/delayline.c | $(BUILD)
 	$(CC) $(WARN) -D_DEFAULT_SOURCE -O2 -o $@ $< -lpthread
 
-# Regenerates the ground-truth captures in tests/pcaps/truth (root: network namespaces).
+# Regenerates the ground-truth captures in tests/pcaps/truth, the link-type variants made from
+# them, and the application captures in tests/pcaps/dpi (root: network namespaces).
+DEB_TRUTH := nginx openssh-server openssl curl
 truth: deps
+	@missing=""; for p in $(DEB_TRUTH); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; fi
 	$(MAKE) all tools
 	python3 tools/truth.py
+	sh tools/mklink.sh
+	python3 tools/dpicap.py
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/iwscope $(DESTDIR)$(PREFIX)/share/man/man1

@@ -137,3 +137,23 @@ CREATE VIEW iw_classes AS
   SELECT s_iw_class AS iw_class, s_iw_limit AS iw_limit, s_iw_std AS iw_std, count(*) AS flows
     FROM flows WHERE s_iw_class IS NOT NULL
     GROUP BY s_iw_class, s_iw_limit, s_iw_std;
+
+-- Server IW classes by application (nDPI) and by server name.
+CREATE VIEW iw_by_app AS
+  SELECT coalesce(app_proto, 'Unknown') AS app_proto, s_iw_class AS iw_class,
+         s_iw_limit AS iw_limit, count(*) AS flows, count(DISTINCT server_ip) AS servers
+    FROM flows WHERE s_iw_class IS NOT NULL
+    GROUP BY 1, 2, 3;
+
+CREATE VIEW iw_by_name AS
+  SELECT server_name, s_iw_class AS iw_class, s_iw_limit AS iw_limit, count(*) AS flows,
+         max(app_proto) AS app_proto
+    FROM flows WHERE s_iw_class IS NOT NULL AND server_name IS NOT NULL
+    GROUP BY 1, 2, 3;
+
+-- Receiver classes (the client's SYN window) by application.
+CREATE VIEW rwnd_by_app AS
+  SELECT coalesce(app_proto, 'Unknown') AS app_proto, c_rwnd_class AS rwnd_class,
+         count(*) AS flows
+    FROM flows WHERE c_rwnd_class IS NOT NULL
+    GROUP BY 1, 2;

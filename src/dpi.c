@@ -68,9 +68,16 @@ static void settle(struct flow *f, ndpi_protocol pr, enum dpi_method m)
 	f->app_proto = pr.app_protocol;
 	f->app_category = (uint16_t)pr.category;
 	f->dpi_method = (uint8_t)m;
+	/* the server's name: TLS SNI and HTTP Host land in host_server_name; for SSH the server's
+	 * banner is what nDPI extracted (ndpiReader shows it in the same place) */
 	const char *name = f->dpi->nf->host_server_name;
+	size_t cap = sizeof(f->dpi->nf->host_server_name);
+	if (!name[0] && (pr.master_protocol == NDPI_PROTOCOL_SSH || pr.app_protocol == NDPI_PROTOCOL_SSH)) {
+		name = f->dpi->nf->protos.ssh.server_signature;
+		cap = sizeof(f->dpi->nf->protos.ssh.server_signature);
+	}
 	if (name[0] && !f->server_name) {
-		size_t n = strnlen(name, sizeof(f->dpi->nf->host_server_name));
+		size_t n = strnlen(name, cap);
 		f->server_name = malloc(n + 1);
 		if (f->server_name) {
 			memcpy(f->server_name, name, n);

@@ -75,6 +75,8 @@ static void version(void)
 {
 	printf("iwscope %s\n%s\nnDPI %s\nSQLite %s (schema version %d)\n", IWSCOPE_VERSION,
 	       capture_pcap_version(), dpi_version(), store_sqlite_version(), store_schema_version());
+	printf("memory: %zu bytes per open flow, plus %zu bytes of nDPI state until its protocol "
+	       "is decided\n", flow_slot_bytes(), dpi_flow_bytes());
 }
 
 /* Joins argv[from..argc) with spaces: the tcpdump-style trailing filter. */

@@ -219,10 +219,14 @@ static const struct section server_sections[] = {
 };
 
 static const struct section app_sections[] = {
-	{ "Initial windows by application",
-	  "SELECT coalesce(app_proto, 'Unknown') AS app, s_iw_class AS iw_class, "
-	  "s_iw_limit AS why, count(*) AS flows FROM flows WHERE s_iw_class IS NOT NULL "
-	  "GROUP BY 1, 2, 3 ORDER BY 1, why <> 'cwnd', 4 DESC" },
+	{ "Server initial windows by application",
+	  "SELECT app_proto AS app, iw_class, iw_limit AS why, flows, servers FROM iw_by_app "
+	  "ORDER BY 1, why <> 'cwnd', flows DESC" },
+	{ "Server initial windows by server name",
+	  "SELECT server_name, iw_class, iw_limit AS why, flows FROM iw_by_name "
+	  "ORDER BY flows DESC, 1 LIMIT 50" },
+	{ "Receiver classes by application",
+	  "SELECT app_proto AS app, rwnd_class, flows FROM rwnd_by_app ORDER BY 1, flows DESC" },
 };
 
 static const struct section rwnd_sections[] = {

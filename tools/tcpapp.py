@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Tiny request/response app for the ground-truth harness.
 
-server: answers "GET n\\n" with n zero bytes written at once (one send, TCP_NODELAY), and
-        "PUT n\\n"+n bytes with "OK\\n"; then closes.
+server: answers "SEND n\\n" with n zero bytes written at once (one send, TCP_NODELAY), and
+        "TAKE n\\n"+n bytes with "OK\\n"; then closes. (Not HTTP's words: nDPI must not know it.)
 client: runs the transfers given as OP:N arguments one after another and prints one JSON line
         per transfer with its local port, so the harness can match flows to truth.
 """
@@ -35,9 +35,9 @@ def serve(host, port):
         conn.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4 << 20)
         op, n = recv_line(conn).split()
         n = int(n)
-        if op == "GET":
+        if op == "SEND":
             conn.sendall(bytes(n))
-        elif op == "PUT":
+        elif op == "TAKE":
             got = 0
             while got < n:
                 chunk = conn.recv(65536)
@@ -61,9 +61,9 @@ def client(host, port, transfers, pause):
         s.connect((host, port))
         cport = s.getsockname()[1]
         if op == "GET":
-            s.sendall(("GET %d\n" % n).encode())
+            s.sendall(("SEND %d\n" % n).encode())
         else:
-            s.sendall(("PUT %d\n" % n).encode() + bytes(n))
+            s.sendall(("TAKE %d\n" % n).encode() + bytes(n))
         got = 0
         while True:
             chunk = s.recv(65536)

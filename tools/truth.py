@@ -150,11 +150,11 @@ def truth_for(sc, transfer, cport):
 
     rwnd = sc["initrwnd"] * c_mss if sc.get("initrwnd") else None
     if op == "GET":
-        req = len("GET %d\n" % n)
+        req = len("SEND %d\n" % n)
         flows.append(flight("client", sc.get("client_iw", 10), s_mss - opt, req))
         flows.append(flight("server", sc["iw"], c_mss - opt, n, rwnd, loss=bool(sc.get("drop"))))
     else:
-        req = len("PUT %d\n" % n) + n
+        req = len("TAKE %d\n" % n) + n
         flows.append(flight("client", sc.get("client_iw", 10), s_mss - opt, req,
                             loss=bool(sc.get("drop"))))
         flows.append(flight("server", sc["iw"], c_mss - opt, 3))
