@@ -152,7 +152,7 @@ static void print_table(const char *title, const struct table *t, enum fmt f, in
 		return;
 	}
 	for (int i = 0; i < t->ncols; i++)
-		printf("  %-*s", w[i], t->names[i]);
+		printf("  %-*s", i == t->ncols - 1 ? 0 : w[i], t->names[i]);
 	putchar('\n');
 	for (int r = 0; r < t->nrows; r++) {
 		for (int i = 0; i < t->ncols; i++) {
@@ -165,7 +165,7 @@ static void print_table(const char *title, const struct table *t, enum fmt f, in
 			if (is_number(v))
 				printf("  %*.*s", w[i], w[i], v);
 			else
-				printf("  %-*.*s", w[i], w[i], v);
+				printf("  %-*.*s", i == t->ncols - 1 ? 0 : w[i], w[i], v);
 		}
 		putchar('\n');
 	}
@@ -213,8 +213,9 @@ static const struct section summary_sections[] = {
 
 static const struct section server_sections[] = {
 	{ "Servers: initial window verdicts",
-	  "SELECT server_ip, server_port, flows, exact_flows AS exact, iw, lower_bound AS lb, "
-	  "iw_std AS standard, disagree, coalesce(app_proto, '') AS app "
+	  "SELECT server_ip, server_port AS port, flows, exact_flows AS exact, iw, "
+	  "lower_bound AS lb, iw_std AS standard, disagree AS split, "
+	  "coalesce(app_proto, '') AS app, coalesce(server_name, '') AS name "
 	  "FROM server_iw ORDER BY flows DESC, server_ip LIMIT 100" },
 };
 

@@ -23,7 +23,7 @@ ROOT = truth.ROOT
 OUT = os.path.join(ROOT, "tests", "pcaps", "dpi")
 
 
-def certs(d):
+def certs(d, names=600):
     """root CA -> intermediate -> leaf for *.iwscope.test, RSA 4096."""
     def ossl(*a):
         subprocess.run(["openssl"] + list(a), check=True, cwd=d, stdout=subprocess.DEVNULL,
@@ -39,9 +39,9 @@ def certs(d):
     ossl("req", "-newkey", "rsa:4096", "-nodes", "-subj", "/CN=iwscope.test",
          "-keyout", "leaf.key", "-out", "leaf.csr")
     # 600 names make a ~16 KB certificate: the server's first flight fills an IW10
-    names = ",".join("DNS:host%03d.iwscope.test" % i for i in range(600))
+    sans = ",".join("DNS:host%03d.iwscope.test" % i for i in range(names))
     open(os.path.join(d, "leaf.ext"), "w").write(
-        "subjectAltName=DNS:iwscope.test,DNS:*.iwscope.test,%s\n" % names)
+        "subjectAltName=DNS:iwscope.test,DNS:*.iwscope.test,%s\n" % sans)
     ossl("x509", "-req", "-in", "leaf.csr", "-CA", "int.pem", "-CAkey", "int.key",
          "-CAcreateserial", "-days", "3650", "-extfile", "leaf.ext", "-out", "leaf.pem")
     with open(os.path.join(d, "chain.pem"), "w") as f:
@@ -62,8 +62,8 @@ http {{
   uwsgi_temp_path {d}/uwsgi;
   scgi_temp_path {d}/scgi;
   server {{
-    listen 10.77.0.2:80;
-    listen 10.77.0.2:443 ssl;
+    listen 80;
+    listen 443 ssl;
     server_name iwscope.test *.iwscope.test;
     ssl_certificate {d}/chain.pem;
     ssl_certificate_key {d}/leaf.key;
@@ -75,7 +75,6 @@ http {{
 
 SSHD_CONF = """
 Port 22
-ListenAddress 10.77.0.2
 HostKey {d}/ssh_host_ed25519_key
 PidFile {d}/sshd.pid
 UsePAM no
