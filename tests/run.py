@@ -644,6 +644,40 @@ def t_dpi_report(binary, tmp):
     eq(rows(db2, "SELECT count(*) AS n FROM flows WHERE app_proto IS NOT NULL")[0]["n"], 0, "no-dpi")
 
 
+@test("demo-answers-the-readme-question", ("release", "asan"))
+def t_demo(binary, tmp):
+    db = analyse(binary, [os.path.join(PCAPS, "demo.pcap")], tmp)
+    got = rows(db, "SELECT server_ip, server_port, iw, iw_std, app_proto, server_name FROM server_iw "
+                   "WHERE iw IS NOT NULL ORDER BY iw")
+    eq([tuple(r.values()) for r in got],
+       [("10.77.0.3", 80, 3, "rfc3390", "HTTP", "old.origin.test"),
+        ("10.77.0.2", 443, 10, "rfc6928", "TLS", "api.modern.test"),
+        ("10.77.0.4", 443, 16, "custom", "TLS", "www.bigcdn.test")], "server verdicts")
+    eq(rows(db, "SELECT count(*) AS n FROM flows WHERE c_rwnd_class = '6KB'")[0]["n"], 3, "6KB clients")
+
+
+@test("make-install")
+def t_install(binary, tmp):
+    r = subprocess.run(["make", "-s", "install", "DESTDIR=" + tmp, "PREFIX=/usr/local"], cwd=ROOT,
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    eq(r.returncode, 0, "make install: " + r.stdout)
+    for f in ("bin/iwscope", "share/iwscope/iwscope.sql", "share/man/man1/iwscope.1"):
+        assert os.path.exists(os.path.join(tmp, "usr/local", f)), f
+    rc, out, _ = run(["--version"], os.path.join(tmp, "usr/local/bin/iwscope"))
+    eq(rc, 0, "installed binary")
+
+
+@test("schema-file-is-what-the-binary-creates")
+def t_schema(binary, tmp):
+    db = analyse(binary, [truth_pcap()], tmp, ["--no-dpi"])
+    ref = os.path.join(tmp, "ref.db")
+    con = sqlite3.connect(ref)
+    con.executescript(open(os.path.join(ROOT, "schema", "iwscope.sql")).read())
+    con.close()
+    q = "SELECT type, name, sql FROM sqlite_master ORDER BY name"
+    eq(rows(db, q), rows(ref, q), "schema")
+
+
 @test("unit", ("asan",))
 def t_unit(binary, tmp):
     r = subprocess.run([os.path.join(ROOT, "build-debug", "unit")], stdout=subprocess.PIPE,
