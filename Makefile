@@ -95,6 +95,7 @@ truth: deps
 	python3 tools/truth.py
 	sh tools/mklink.sh
 	python3 tools/dpicap.py
+	python3 tools/mkdemo.py
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/iwscope $(DESTDIR)$(PREFIX)/share/man/man1

@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "flow.h"
 #include "record.h"
@@ -24,6 +25,9 @@ void dpi_packet(dpi_ctx *d, struct flow *f, const struct pkt *p, int dir);
 
 /* Fills rec's application fields for f and frees any nDPI state left. */
 void dpi_finish(dpi_ctx *d, struct flow *f, struct flow_record *rec);
+
+/* nDPI flow states alive now, the most alive at once, and flows inspected in all. */
+void dpi_stats(const dpi_ctx *d, uint64_t *live, uint64_t *peak, uint64_t *inspected);
 
 /* nDPI's version string. */
 const char *dpi_version(void);

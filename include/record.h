@@ -42,6 +42,7 @@ struct run_info {
 	const char *libpcap_version, *ndpi_version;
 	uint64_t packets, bytes, tcp_packets, decode_errors, flows, evicted, skipped_files;
 	int64_t pcap_received, pcap_dropped; /* live capture only, else NULL64 */
+	int64_t dpi_peak_states;              /* most nDPI flow states alive at once; NULL64 without nDPI */
 	uint64_t reasons[16];  /* per decode_result */
 	const char *reason_names[16];
 	unsigned nreasons;

@@ -26,7 +26,8 @@ CREATE TABLE runs (
   evicted         INTEGER,           -- flows written early because the table was full
   skipped_files   INTEGER,
   pcap_received   INTEGER,           -- live capture: libpcap's counts
-  pcap_dropped    INTEGER
+  pcap_dropped    INTEGER,
+  dpi_peak_states INTEGER            -- most flows nDPI was inspecting at once (state freed once decided)
 );
 
 -- Frames not analysed, by reason: not_ip, not_tcp, ip_fragment, truncated_*, bad_*, ...

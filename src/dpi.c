@@ -12,6 +12,7 @@
 struct dpi_ctx {
 	struct ndpi_detection_module_struct *ndpi;
 	unsigned max_pkts;
+	uint64_t live, peak, inspected; /* nDPI flow states alive now, at most, ever */
 };
 
 /* nDPI's flow state, opaque to the rest of iwscope. */
@@ -52,17 +53,18 @@ void dpi_close(dpi_ctx *d)
 	free(d);
 }
 
-static void release(struct flow *f)
+static void release(dpi_ctx *d, struct flow *f)
 {
 	if (!f->dpi)
 		return;
+	d->live--;
 	ndpi_flow_free(f->dpi->nf); /* pairs with ndpi_flow_malloc: frees its data too */
 	free(f->dpi);
 	f->dpi = NULL;
 }
 
 /* Keeps what nDPI decided and its server name, then frees nDPI's state. */
-static void settle(struct flow *f, ndpi_protocol pr, enum dpi_method m)
+static void settle(dpi_ctx *d, struct flow *f, ndpi_protocol pr, enum dpi_method m)
 {
 	f->app_master = pr.master_protocol;
 	f->app_proto = pr.app_protocol;
@@ -84,7 +86,7 @@ static void settle(struct flow *f, ndpi_protocol pr, enum dpi_method m)
 			f->server_name[n] = '\0';
 		}
 	}
-	release(f);
+	release(d, f);
 }
 
 static bool detected(ndpi_protocol pr)
@@ -108,20 +110,23 @@ void dpi_packet(dpi_ctx *d, struct flow *f, const struct pkt *p, int dir)
 			return;
 		}
 		memset(f->dpi->nf, 0, ndpi_detection_get_sizeof_ndpi_flow_struct());
+		d->inspected++;
+		if (++d->live > d->peak)
+			d->peak = d->live;
 	}
 	uint16_t len = p->ip_cap > 0xffff ? 0xffff : (uint16_t)p->ip_cap;
 	ndpi_protocol pr = ndpi_detection_process_packet(d->ndpi, f->dpi->nf, p->ip_hdr, len,
 	                                                 p->ts_us / 1000);
 	f->dpi_pkts++;
 	if (detected(pr) && !ndpi_extra_dissection_possible(d->ndpi, f->dpi->nf)) {
-		settle(f, pr, DPI_PAYLOAD);
+		settle(d, f, pr, DPI_PAYLOAD);
 		return;
 	}
 	if (f->dpi_pkts >= d->max_pkts) {
 		uint8_t guessed = 0;
 		if (!detected(pr))
 			pr = ndpi_detection_giveup(d->ndpi, f->dpi->nf, 1, &guessed);
-		settle(f, pr, !detected(pr) ? DPI_UNDETECTED : guessed ? DPI_GUESS : DPI_PAYLOAD);
+		settle(d, f, pr, !detected(pr) ? DPI_UNDETECTED : guessed ? DPI_GUESS : DPI_PAYLOAD);
 	}
 }
 
@@ -130,9 +135,9 @@ void dpi_finish(dpi_ctx *d, struct flow *f, struct flow_record *rec)
 	if (f->dpi && f->dpi_method == DPI_NONE) {
 		uint8_t guessed = 0;
 		ndpi_protocol pr = ndpi_detection_giveup(d->ndpi, f->dpi->nf, 1, &guessed);
-		settle(f, pr, !detected(pr) ? DPI_UNDETECTED : guessed ? DPI_GUESS : DPI_PAYLOAD);
+		settle(d, f, pr, !detected(pr) ? DPI_UNDETECTED : guessed ? DPI_GUESS : DPI_PAYLOAD);
 	}
-	release(f);
+	release(d, f);
 	if (!rec)
 		return;
 	ndpi_protocol pr = { f->app_master, f->app_proto, (ndpi_protocol_category_t)f->app_category };
@@ -147,4 +152,11 @@ void dpi_finish(dpi_ctx *d, struct flow *f, struct flow_record *rec)
 	rec->server_name = f->server_name;
 	rec->dpi_method = f->dpi_method == DPI_PAYLOAD ? "payload"
 	                  : f->dpi_method == DPI_GUESS ? "guess" : "none";
+}
+
+void dpi_stats(const dpi_ctx *d, uint64_t *live, uint64_t *peak, uint64_t *inspected)
+{
+	*live = d->live;
+	*peak = d->peak;
+	*inspected = d->inspected;
 }

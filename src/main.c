@@ -29,6 +29,7 @@ struct config {
 	char *filter;          /* owned */
 	bool quiet, verbose, json, no_dpi, force_timing;
 	uint32_t flow_cap;
+	unsigned dpi_packets;  /* packets nDPI sees per flow at most */
 };
 
 /* The only mutable global: set by the signal handler, read by the capture loop. */
@@ -44,7 +45,8 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 	        "usage: iwscope -r FILE [-r FILE ...] [-o DB] [-c COUNT] [-q] [-v] [--json]\n"
-	        "               [--timing] [--no-dpi] [--flow-cap N] [-F FILTERFILE | EXPRESSION]\n"
+	        "               [--timing] [--no-dpi] [--dpi-packets N] [--flow-cap N]\n"
+	        "               [-F FILTERFILE | EXPRESSION]\n"
 	        "       iwscope report DB [--format table|csv|json] [--by server|app|rwnd|standard]\n"
 	        "       iwscope --version | -h\n"
 	        "\n"
@@ -61,6 +63,7 @@ static void usage(FILE *out)
 	        "  --json         with -v: JSON lines\n"
 	        "  --timing       locate first flights by timing even when timestamps allow TSecr\n"
 	        "  --no-dpi       do not run nDPI (app_proto and server_name stay NULL)\n"
+	        "  --dpi-packets N  packets nDPI inspects per flow before it guesses (default %u)\n"
 	        "  --flow-cap N   open flows kept at most (default %u); the stalest are evicted\n"
 	        "  -h, --help     this help\n"
 	        "  --version      versions of iwscope, libpcap, nDPI and SQLite\n"
@@ -68,7 +71,7 @@ static void usage(FILE *out)
 	        "Exit status: 0 success, 1 usage error, 2 runtime failure (unreadable or cut\n"
 	        "capture, unsupported link type, database error). Rows analysed before a\n"
 	        "failure are kept. See iwscope(1).\n",
-	        FLOW_CAP_DEFAULT);
+	        DPI_MAX_PKTS, FLOW_CAP_DEFAULT);
 }
 
 static void version(void)
@@ -128,7 +131,7 @@ static char *read_filter_file(const char *path)
 
 static int parse_args(int argc, char **argv, struct config *cfg)
 {
-	enum { OPT_VERSION = 256, OPT_TIMING, OPT_NO_DPI, OPT_FLOW_CAP, OPT_JSON };
+	enum { OPT_VERSION = 256, OPT_TIMING, OPT_NO_DPI, OPT_FLOW_CAP, OPT_JSON, OPT_DPI_PACKETS };
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, OPT_VERSION },
@@ -136,11 +139,13 @@ static int parse_args(int argc, char **argv, struct config *cfg)
 		{ "no-dpi", no_argument, NULL, OPT_NO_DPI },
 		{ "flow-cap", required_argument, NULL, OPT_FLOW_CAP },
 		{ "json", no_argument, NULL, OPT_JSON },
+		{ "dpi-packets", required_argument, NULL, OPT_DPI_PACKETS },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *filter_file = NULL;
 	int c;
 	cfg->db = "iwscope.db";
+	cfg->dpi_packets = DPI_MAX_PKTS;
 	while ((c = getopt_long(argc, argv, "+r:o:c:F:qvh", longopts, NULL)) != -1) {
 		char *end;
 		switch (c) {
@@ -188,6 +193,16 @@ static int parse_args(int argc, char **argv, struct config *cfg)
 				return EXIT_USAGE;
 			}
 			cfg->flow_cap = (uint32_t)v;
+			break;
+		}
+		case OPT_DPI_PACKETS: {
+			errno = 0;
+			unsigned long v = strtoul(optarg, &end, 10);
+			if (errno || *end || v < 1 || v > 1000) {
+				fprintf(stderr, "iwscope: --dpi-packets wants 1 .. 1000\n");
+				return EXIT_USAGE;
+			}
+			cfg->dpi_packets = (unsigned)v;
 			break;
 		}
 		case 'h':
@@ -311,7 +326,7 @@ static int analyse(struct config *cfg)
 		return EXIT_RUNTIME;
 	}
 	dpi_ctx *dpi = NULL;
-	if (!cfg->no_dpi && !(dpi = dpi_open(DPI_MAX_PKTS))) {
+	if (!cfg->no_dpi && !(dpi = dpi_open(cfg->dpi_packets))) {
 		fprintf(stderr, "iwscope: cannot initialise nDPI\n");
 		store_close(db);
 		return EXIT_RUNTIME;
@@ -340,7 +355,7 @@ static int analyse(struct config *cfg)
 	run.options = cfg->force_timing ? "timing" : NULL;
 	run.libpcap_version = capture_pcap_version();
 	run.ndpi_version = dpi ? dpi_version() : NULL;
-	run.pcap_received = run.pcap_dropped = NULL64;
+	run.pcap_received = run.pcap_dropped = run.dpi_peak_states = NULL64;
 	for (unsigned i = 0; i < nsinks; i++)
 		if (sinks[i].ops->begin(sinks[i].self, &run) != 0) {
 			fprintf(stderr, "iwscope: %s\n", store_error(db));
@@ -366,6 +381,12 @@ static int analyse(struct config *cfg)
 	if (!rs.sink_failed && engine_flush(eng, END_CAPTURE) != 0)
 		rs.sink_failed = 1;
 	engine_stats(eng, &run);
+	run.dpi_peak_states = NULL64;
+	if (dpi) {
+		uint64_t live, peak, inspected;
+		dpi_stats(dpi, &live, &peak, &inspected);
+		run.dpi_peak_states = (int64_t)peak;
+	}
 	run.finished_us = now_us();
 	run.skipped_files = cr.files_failed;
 	run.status = rs.sink_failed ? "failed" : stop_requested ? "interrupted" : "complete";

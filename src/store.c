@@ -371,7 +371,7 @@ static int sink_end(void *self, const struct run_info *run)
 	sqlite3_stmt *st;
 	const char *sql = "UPDATE runs SET finished_us=?, status=?, packets=?, bytes=?, tcp_packets=?, "
 	                  "decode_errors=?, flows=?, evicted=?, skipped_files=?, pcap_received=?, "
-	                  "pcap_dropped=? WHERE id=?";
+	                  "pcap_dropped=?, dpi_peak_states=? WHERE id=?";
 	if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
 		goto fail;
 	bind_i64(st, 1, run->finished_us);
@@ -385,7 +385,8 @@ static int sink_end(void *self, const struct run_info *run)
 	bind_i64(st, 9, (int64_t)run->skipped_files);
 	bind_i64(st, 10, run->pcap_received);
 	bind_i64(st, 11, run->pcap_dropped);
-	bind_i64(st, 12, s->run_id);
+	bind_i64(st, 12, run->dpi_peak_states);
+	bind_i64(st, 13, s->run_id);
 	int rc = sqlite3_step(st);
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE)

@@ -29,9 +29,9 @@ def analyse(binary, pcap, timing):
         return rows
 
 
-def check(binary):
+def check(binary, scenario="*"):
     """Yields (case name, ok, detail) for every flow, sender, vantage and rule."""
-    for path in sorted(glob.glob(os.path.join(TRUTH, "*.truth.json"))):
+    for path in sorted(glob.glob(os.path.join(TRUTH, scenario + ".truth.json"))):
         truth = json.load(open(path))
         name = truth["scenario"]
         rules = [False, True] if truth["config"].get("ts", True) else [False]
