@@ -25,7 +25,7 @@ BUILD    := build
 DEBUG    := build-debug
 SAN      := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
-.PHONY: all debug deps demo test install clean truth fuzz bench tools
+.PHONY: all debug deps demo test install clean truth fuzz fuzzers bench tools
 all: $(BUILD)/iwscope
 
 $(BUILD)/schema_sql.c: schema/iwscope.sql tools/embed.sh
@@ -75,7 +75,7 @@ demo: deps
 	$(BUILD)/iwscope report demo.db
 
 test: deps
-	$(MAKE) all debug tools $(DEBUG)/unit
+	$(MAKE) all debug tools $(DEBUG)/unit fuzzers
 	python3 tests/run.py
 
 TOOLS := $(BUILD)/pcapgen $(BUILD)/delayline
@@ -110,3 +110,18 @@ clean:
 UNIT_OBJS := $(filter-out $(DEBUG)/main.o,$(DOBJS))
 $(DEBUG)/unit: tests/unit.c $(UNIT_OBJS)
 	$(CC) $(WARN) -D_DEFAULT_SOURCE -Iinclude $(PKG_CFLAGS) -O1 -g $(SAN) -o $@ $^ $(PKG_LIBS)
+
+# libFuzzer targets (clang): one per parser entry point. `make fuzz` runs each for
+# FUZZ_SECONDS (default 600); `make test` runs a short smoke of each.
+FUZZ_SECONDS ?= 600
+FUZZ_SRCS := $(filter-out src/main.c,$(SRCS))
+FUZZ_TARGETS := $(BUILD)/fuzz_decode $(BUILD)/fuzz_options $(BUILD)/fuzz_capture
+fuzzers: $(FUZZ_TARGETS)
+$(BUILD)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_SRCS) $(BUILD)/schema_sql.c $(HDRS)
+	clang -std=c11 -D_DEFAULT_SOURCE -Iinclude $(PKG_CFLAGS) -g -O1 \
+	  -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+	  -o $@ $< $(FUZZ_SRCS) $(BUILD)/schema_sql.c $(PKG_LIBS)
+
+fuzz: deps
+	$(MAKE) fuzzers
+	python3 tests/fuzz/run.py $(FUZZ_SECONDS)

@@ -709,6 +709,18 @@ def t_dpi_freed(binary, tmp):
     return "50 concurrent flows, at most %d nDPI states alive" % peak
 
 
+@test("fuzz-smoke")
+def t_fuzz(binary, tmp):
+    """Each libFuzzer target for 20 s from the seed corpora (make fuzz runs them 10 minutes)."""
+    if not os.path.exists(os.path.join(ROOT, "build", "fuzz_capture")):
+        raise Skip("fuzzers not built (make fuzzers needs clang)")
+    r = subprocess.run(["python3", os.path.join(HERE, "fuzz", "run.py"), "20"], stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, text=True)
+    if r.returncode != 0:
+        raise AssertionError(r.stdout[-3000:])
+    return "; ".join(r.stdout.strip().splitlines())
+
+
 @test("unit", ("asan",))
 def t_unit(binary, tmp):
     r = subprocess.run([os.path.join(ROOT, "build-debug", "unit")], stdout=subprocess.PIPE,

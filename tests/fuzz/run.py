@@ -1,0 +1,91 @@
+#!/usr/bin/env python3
+"""Seeds and runs the libFuzzer targets (make fuzz; make test runs a short smoke).
+
+    python3 tests/fuzz/run.py SECONDS [TARGET ...]
+
+Seed corpora come from tests/pcaps: single frames (prefixed by their link type's index) for
+fuzz_decode, SYN option bytes for fuzz_options, the first records of each capture for
+fuzz_capture. Corpora grow in build/fuzz-corpus/; a crash is saved in build/fuzz-artifacts/
+and makes the run fail (copy it to tests/pcaps/fuzz/ as a regression capture)."""
+import glob
+import os
+import struct
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BUILD = os.path.join(ROOT, "build")
+DLTS = [0, 1, 9, 12, 14, 50, 51, 104, 108, 113, 228, 229, 239, 276]
+LINKTYPE_TO_DLT = {101: 12}
+
+
+def records(path, limit):
+    data = open(path, "rb").read()
+    if len(data) < 24 or data[:4] != b"\xd4\xc3\xb2\xa1":
+        return None, []
+    lt = struct.unpack("<I", data[20:24])[0]
+    out, off = [], 24
+    while off + 16 <= len(data) and len(out) < limit:
+        cap = struct.unpack("<I", data[off + 8:off + 12])[0]
+        out.append(data[off:off + 16 + cap])
+        off += 16 + cap
+    return lt, out
+
+
+def seed(target, corpus):
+    os.makedirs(corpus, exist_ok=True)
+    caps = sorted(glob.glob(os.path.join(ROOT, "tests", "pcaps", "link", "*.pcap")) +
+                  glob.glob(os.path.join(ROOT, "tests", "pcaps", "dpi", "apps.client.pcap")) +
+                  glob.glob(os.path.join(ROOT, "tests", "pcaps", "truth", "*.mid.pcap")))
+    n = 0
+    for path in caps:
+        lt, recs = records(path, 40)
+        if lt is None:
+            continue
+        dlt = LINKTYPE_TO_DLT.get(lt, lt)
+        name = os.path.basename(path)
+        if target == "fuzz_decode" and dlt in DLTS:
+            for i, r in enumerate(recs[:8]):
+                open(os.path.join(corpus, "%s-%d" % (name, i)), "wb").write(bytes([DLTS.index(dlt)]) + r[16:])
+                n += 1
+        elif target == "fuzz_options" and dlt == 1:
+            frame = recs[0][16:]
+            ihl = (frame[14] & 15) * 4
+            doff = (frame[14 + ihl + 12] >> 4) * 4
+            opts = frame[14 + ihl + 20:14 + ihl + doff]
+            open(os.path.join(corpus, name), "wb").write(b"\x00" + opts)
+            n += 1
+        elif target == "fuzz_capture":
+            with open(path, "rb") as f:
+                head = f.read(24)
+            open(os.path.join(corpus, name), "wb").write(head + b"".join(recs))
+            n += 1
+    return n
+
+
+def main():
+    seconds = int(sys.argv[1]) if len(sys.argv) > 1 else 600
+    targets = sys.argv[2:] or ["fuzz_decode", "fuzz_options", "fuzz_capture"]
+    failed = 0
+    for t in targets:
+        corpus = os.path.join(BUILD, "fuzz-corpus", t)
+        arts = os.path.join(BUILD, "fuzz-artifacts") + "/"
+        os.makedirs(arts, exist_ok=True)
+        seeds = seed(t, corpus)
+        r = subprocess.run([os.path.join(BUILD, t), corpus, "-max_total_time=%d" % seconds,
+                            "-artifact_prefix=" + arts + t + "-", "-print_final_stats=1",
+                            "-rss_limit_mb=2048", "-max_len=65536", "-timeout=10"],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        runs = [l for l in r.stdout.splitlines() if l.startswith("stat::number_of_executed_units")]
+        cov = [l for l in r.stdout.splitlines() if " cov: " in l]
+        print("%s: %d seeds, %s, %s, exit %d" % (t, seeds, runs[-1].split()[-1] + " runs" if runs else "?",
+                                                 cov[-1].split(" cov: ")[1].split()[0] + " edges" if cov else "?",
+                                                 r.returncode))
+        if r.returncode != 0:
+            failed += 1
+            print("\n".join(r.stdout.splitlines()[-40:]))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
