@@ -548,7 +548,7 @@ def t_report(binary, tmp):
     eq(iw[("IW10", "cwnd")], 2, "IW10 flows")
     eq(iw[("IW3", "cwnd")], 1, "IW3 flows")
     rc, out, _ = run(["report", db, "--format", "csv", "--by", "server"], binary, 0)
-    assert "server_ip,server_port" in out, out
+    assert "server_ip,port,flows,exact,iw" in out, out
     eq(run(["report", os.path.join(tmp, "none.db")], binary)[0], 2, "missing database")
 
 
