@@ -30,6 +30,41 @@ struct capture_result {
 void capture_files(const struct capture_opts *o, capture_fn fn, void *arg,
                    volatile sig_atomic_t *stop, struct capture_result *res);
 
+/* A live interface (libpcap, immediate mode, non-blocking). */
+typedef struct capture_live capture_live;
+
+struct live_opts {
+	const char *iface;
+	int snaplen;          /* 0 = 262144 */
+	int buffer_kib;       /* 0 = libpcap's default */
+	const char *filter;   /* NULL = "tcp" */
+	int promisc;
+};
+
+/* Opens and activates iface. NULL with one line in err (no such device, no permission...). */
+capture_live *capture_live_open(const struct live_opts *o, char *err, size_t errlen);
+
+/* Waits up to timeout_ms for packets and hands every one available to fn. Returns the number
+ * of packets, or -1 on a capture error (message in err) or when fn asked to stop. */
+int capture_live_step(capture_live *c, int timeout_ms, capture_fn fn, void *arg, char *err,
+                      size_t errlen);
+
+/* libpcap's counts: packets received and dropped by the kernel / interface. */
+void capture_live_stats(capture_live *c, int64_t *received, int64_t *dropped);
+void capture_live_close(capture_live *c);
+
+/* Replays files at their own pace times speed (0 = as fast as possible), in steps, so a
+ * dashboard can refresh between them. */
+typedef struct capture_replay capture_replay;
+capture_replay *capture_replay_open(const struct capture_opts *o, double speed);
+/* Delivers the packets due by now (waiting at most timeout_ms). Returns packets delivered,
+ * 0 when none were due, -1 at the end of the last file or when fn asked to stop. */
+int capture_replay_step(capture_replay *r, int timeout_ms, capture_fn fn, void *arg);
+void capture_replay_pause(capture_replay *r, int paused);
+/* Files that could not be read (already reported on stderr). */
+unsigned capture_replay_failed(const capture_replay *r);
+void capture_replay_close(capture_replay *r);
+
 /* Checks that a BPF expression compiles (for Ethernet); 0, or -1 with libpcap's reason in err. */
 int capture_check_filter(const char *filter, char *err, size_t errlen);
 

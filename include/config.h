@@ -12,7 +12,7 @@
 #define FLOW_IDLE_US (300ull * 1000000ull) /* idle timeout, like tstat's 5 minutes */
 #endif
 #ifndef FLOW_CLOSED_US
-#define FLOW_CLOSED_US (5ull * 1000000ull) /* linger after FIN both ways or RST */
+#define FLOW_CLOSED_US (1000000ull) /* linger after FIN both ways or RST, for the last ACKs */
 #endif
 #ifndef FLOW_HALFOPEN_US
 #define FLOW_HALFOPEN_US (30ull * 1000000ull) /* an unanswered SYN expires sooner */

@@ -26,6 +26,16 @@ void engine_free(engine *e);
 int engine_packet(engine *e, int dlt, const uint8_t *data, uint32_t caplen, uint32_t wirelen,
                   uint64_t ts_us);
 
+/* Expires flows idle at wall-clock time now_us (live capture: time goes on without packets).
+ * 0 or -1 on sink failure. */
+int engine_expire_at(engine *e, uint64_t now_us);
+
+/* Packets seen so far. */
+uint64_t engine_packets(const engine *e);
+
+/* Flows open now. */
+uint32_t engine_open_flows(const engine *e);
+
 /* Writes out every open flow with the given end reason. 0 or -1 on sink failure. */
 int engine_flush(engine *e, enum end_reason why);
 

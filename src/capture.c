@@ -2,6 +2,9 @@
 #include "capture.h"
 
 #include <pcap/pcap.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <time.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -108,4 +111,273 @@ void capture_files(const struct capture_opts *o, capture_fn fn, void *arg,
 				break;
 		}
 	}
+}
+
+struct capture_live {
+	pcap_t *pc;
+	int dlt;
+	int fd;
+};
+
+capture_live *capture_live_open(const struct live_opts *o, char *err, size_t errlen)
+{
+	char errbuf[PCAP_ERRBUF_SIZE] = "";
+	capture_live *c = calloc(1, sizeof(*c));
+	if (!c) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	c->pc = pcap_create(o->iface, errbuf);
+	if (!c->pc) {
+		snprintf(err, errlen, "%s: %s", o->iface, errbuf);
+		free(c);
+		return NULL;
+	}
+	pcap_set_snaplen(c->pc, o->snaplen > 0 ? o->snaplen : 262144);
+	pcap_set_promisc(c->pc, o->promisc);
+	pcap_set_immediate_mode(c->pc, 1);
+	if (o->buffer_kib > 0)
+		pcap_set_buffer_size(c->pc, o->buffer_kib * 1024);
+	int rc = pcap_activate(c->pc);
+	if (rc < 0) {
+		const char *why = pcap_statustostr(rc);
+		const char *detail = pcap_geterr(c->pc);
+		if (rc == PCAP_ERROR_NO_SUCH_DEVICE)
+			snprintf(err, errlen, "%s: no such interface", o->iface);
+		else if (rc == PCAP_ERROR_PERM_DENIED)
+			snprintf(err, errlen, "%s: permission denied (capturing needs root or CAP_NET_RAW)",
+			         o->iface);
+		else
+			snprintf(err, errlen, "%s: %s%s%s", o->iface, why, detail[0] ? ": " : "", detail);
+		pcap_close(c->pc);
+		free(c);
+		return NULL;
+	}
+	c->dlt = pcap_datalink(c->pc);
+	if (!decode_link_supported(c->dlt)) {
+		char name[160];
+		link_name(c->dlt, name, sizeof(name));
+		snprintf(err, errlen, "%s: unsupported link type %s", o->iface, name);
+		pcap_close(c->pc);
+		free(c);
+		return NULL;
+	}
+	struct bpf_program prog;
+	const char *filter = o->filter ? o->filter : "tcp";
+	if (pcap_compile(c->pc, &prog, filter, 1, PCAP_NETMASK_UNKNOWN) != 0 ||
+	    pcap_setfilter(c->pc, &prog) != 0) {
+		snprintf(err, errlen, "filter \"%s\": %s", filter, pcap_geterr(c->pc));
+		pcap_close(c->pc);
+		free(c);
+		return NULL;
+	}
+	pcap_freecode(&prog);
+	pcap_setnonblock(c->pc, 1, errbuf);
+	c->fd = pcap_get_selectable_fd(c->pc);
+	return c;
+}
+
+struct dispatch_ctx {
+	capture_fn fn;
+	void *arg;
+	int dlt;
+	int stop;
+};
+
+static void on_live_packet(u_char *user, const struct pcap_pkthdr *h, const u_char *data)
+{
+	struct dispatch_ctx *d = (struct dispatch_ctx *)user;
+	if (d->stop)
+		return;
+	uint64_t ts = (uint64_t)h->ts.tv_sec * 1000000u + (uint64_t)h->ts.tv_usec;
+	if (d->fn(d->arg, d->dlt, data, h->caplen, h->len, ts) != 0)
+		d->stop = 1;
+}
+
+int capture_live_step(capture_live *c, int timeout_ms, capture_fn fn, void *arg, char *err,
+                      size_t errlen)
+{
+	struct pollfd pfd = { c->fd, POLLIN, 0 };
+	if (c->fd >= 0 && poll(&pfd, 1, timeout_ms) <= 0)
+		return 0;
+	struct dispatch_ctx d = { fn, arg, c->dlt, 0 };
+	int n = pcap_dispatch(c->pc, -1, on_live_packet, (u_char *)&d);
+	if (n < 0 && n != PCAP_ERROR_BREAK) {
+		snprintf(err, errlen, "%s", pcap_geterr(c->pc));
+		return -1;
+	}
+	return d.stop ? -1 : (n < 0 ? 0 : n);
+}
+
+void capture_live_stats(capture_live *c, int64_t *received, int64_t *dropped)
+{
+	struct pcap_stat st;
+	if (pcap_stats(c->pc, &st) == 0) {
+		*received = st.ps_recv;
+		*dropped = (int64_t)st.ps_drop + st.ps_ifdrop;
+	}
+}
+
+void capture_live_close(capture_live *c)
+{
+	if (!c)
+		return;
+	pcap_close(c->pc);
+	free(c);
+}
+
+struct capture_replay {
+	struct capture_opts o;
+	double speed;
+	unsigned file;          /* index of the open file */
+	pcap_t *pc;
+	int dlt;
+	unsigned failed;
+	int paused;
+	struct pcap_pkthdr *h;  /* the packet read but not yet due */
+	const u_char *data;
+	uint64_t first_ts;      /* capture time of the first packet */
+	struct timespec start;  /* wall time it was replayed at (shifted by pauses) */
+	struct timespec paused_at;
+	int started;
+};
+
+capture_replay *capture_replay_open(const struct capture_opts *o, double speed)
+{
+	capture_replay *r = calloc(1, sizeof(*r));
+	if (r) {
+		r->o = *o;
+		r->speed = speed;
+	}
+	return r;
+}
+
+static uint64_t mono_us(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000u + (uint64_t)t.tv_nsec / 1000u;
+}
+
+/* Opens the next readable file; 0, or -1 when none is left. */
+static int replay_next_file(capture_replay *r)
+{
+	while (r->file < r->o.nfiles) {
+		const char *path = r->o.files[r->file++];
+		char errbuf[PCAP_ERRBUF_SIZE];
+		r->pc = pcap_open_offline_with_tstamp_precision(path, PCAP_TSTAMP_PRECISION_MICRO, errbuf);
+		if (!r->pc) {
+			fprintf(stderr, "iwscope: %s: %s\n", path, errbuf);
+			r->failed++;
+			continue;
+		}
+		r->dlt = pcap_datalink(r->pc);
+		if (!decode_link_supported(r->dlt)) {
+			char name[160];
+			link_name(r->dlt, name, sizeof(name));
+			fprintf(stderr, "iwscope: %s: unsupported link type %s\n", path, name);
+			pcap_close(r->pc);
+			r->pc = NULL;
+			r->failed++;
+			continue;
+		}
+		if (r->o.filter) {
+			struct bpf_program prog;
+			if (pcap_compile(r->pc, &prog, r->o.filter, 1, PCAP_NETMASK_UNKNOWN) == 0) {
+				pcap_setfilter(r->pc, &prog);
+				pcap_freecode(&prog);
+			}
+		}
+		return 0;
+	}
+	return -1;
+}
+
+void capture_replay_pause(capture_replay *r, int paused)
+{
+	if (paused == r->paused)
+		return;
+	if (paused) {
+		clock_gettime(CLOCK_MONOTONIC, &r->paused_at);
+	} else if (r->started) { /* shift the start by the pause */
+		struct timespec now;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		r->start.tv_sec += now.tv_sec - r->paused_at.tv_sec;
+		r->start.tv_nsec += now.tv_nsec - r->paused_at.tv_nsec;
+		while (r->start.tv_nsec >= 1000000000L) {
+			r->start.tv_nsec -= 1000000000L;
+			r->start.tv_sec++;
+		}
+		while (r->start.tv_nsec < 0) {
+			r->start.tv_nsec += 1000000000L;
+			r->start.tv_sec--;
+		}
+	}
+	r->paused = paused;
+}
+
+int capture_replay_step(capture_replay *r, int timeout_ms, capture_fn fn, void *arg)
+{
+	if (r->paused) {
+		struct timespec ts = { 0, (long)timeout_ms * 1000000L };
+		nanosleep(&ts, NULL);
+		return 0;
+	}
+	int n = 0;
+	uint64_t deadline = mono_us() + (uint64_t)timeout_ms * 1000u;
+	for (;;) {
+		if (!r->h) {
+			if (!r->pc && replay_next_file(r) != 0)
+				return n ? n : -1;
+			int rc = pcap_next_ex(r->pc, &r->h, &r->data);
+			if (rc != 1) {
+				if (rc != PCAP_ERROR_BREAK) {
+					fprintf(stderr, "iwscope: %s: %s\n", r->o.files[r->file - 1], pcap_geterr(r->pc));
+					r->failed++;
+				}
+				pcap_close(r->pc);
+				r->pc = NULL;
+				r->h = NULL;
+				continue;
+			}
+		}
+		uint64_t ts = (uint64_t)r->h->ts.tv_sec * 1000000u + (uint64_t)r->h->ts.tv_usec;
+		if (!r->started) {
+			r->started = 1;
+			r->first_ts = ts;
+			clock_gettime(CLOCK_MONOTONIC, &r->start);
+		}
+		if (r->speed > 0) {
+			uint64_t start = (uint64_t)r->start.tv_sec * 1000000u + (uint64_t)r->start.tv_nsec / 1000u;
+			uint64_t due = start + (uint64_t)((double)(ts > r->first_ts ? ts - r->first_ts : 0) / r->speed);
+			uint64_t now = mono_us();
+			if (due > now) {
+				if (due > deadline) {
+					uint64_t wait = deadline > now ? deadline - now : 0;
+					struct timespec w = { (time_t)(wait / 1000000u), (long)(wait % 1000000u) * 1000L };
+					nanosleep(&w, NULL);
+					return n;
+				}
+				struct timespec w = { (time_t)((due - now) / 1000000u), (long)((due - now) % 1000000u) * 1000L };
+				nanosleep(&w, NULL);
+			}
+		}
+		if (fn(arg, r->dlt, r->data, r->h->caplen, r->h->len, ts) != 0)
+			return -1;
+		r->h = NULL;
+		n++;
+		if (mono_us() >= deadline)
+			return n;
+	}
+}
+
+unsigned capture_replay_failed(const capture_replay *r) { return r->failed; }
+
+void capture_replay_close(capture_replay *r)
+{
+	if (!r)
+		return;
+	if (r->pc)
+		pcap_close(r->pc);
+	free(r);
 }

@@ -310,3 +310,14 @@ void engine_stats(const engine *e, struct run_info *run)
 }
 
 uint64_t engine_flows(const engine *e) { return e->flows_out; }
+
+int engine_expire_at(engine *e, uint64_t now_us)
+{
+	if (now_us > e->now_us)
+		e->now_us = now_us;
+	return e->failed ? -1 : expire(e);
+}
+
+uint32_t engine_open_flows(const engine *e) { return flow_count(e->flows); }
+
+uint64_t engine_packets(const engine *e) { return e->packets; }

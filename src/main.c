@@ -16,6 +16,12 @@
 #include "lines.h"
 #include "report.h"
 #include "store.h"
+#include "ui.h"
+
+#include <grp.h>
+#include <pwd.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #define EXIT_USAGE 1
 #define EXIT_RUNTIME 2
@@ -30,6 +36,12 @@ struct config {
 	bool quiet, verbose, json, no_dpi, force_timing;
 	uint32_t flow_cap;
 	unsigned dpi_packets;  /* packets nDPI sees per flow at most */
+	const char *iface;     /* -i: live capture */
+	int snaplen, buffer_kib, no_promisc;
+	const char *user;      /* -Z: drop root to this user */
+	double refresh_s;      /* -d: dashboard refresh */
+	double replay_speed;   /* --replay[=SPEED]: 1 = the capture's own pace, 0 = off */
+	bool replay, no_ui, no_color;
 };
 
 /* The only mutable global: set by the signal handler, read by the capture loop. */
@@ -45,8 +57,11 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 	        "usage: iwscope -r FILE [-r FILE ...] [-o DB] [-c COUNT] [-q] [-v] [--json]\n"
+	        "               [--replay[=SPEED]] [--no-ui] [--no-color] [-d SECONDS]\n"
 	        "               [--timing] [--no-dpi] [--dpi-packets N] [--flow-cap N]\n"
 	        "               [-F FILTERFILE | EXPRESSION]\n"
+	        "       iwscope -i IFACE [-o DB] [-s SNAPLEN] [-B BUFFER_KIB] [-p] [-Z USER]\n"
+	        "               [--no-ui] [--json] [--no-color] [-d SECONDS] [EXPRESSION]\n"
 	        "       iwscope report DB [--format table|csv|json] [--by server|app|rwnd|standard]\n"
 	        "       iwscope --version | -h\n"
 	        "\n"
@@ -55,6 +70,16 @@ static void usage(FILE *out)
 	        "\n"
 	        "  -r FILE        read a pcap or pcapng file (\"-\" = standard input); several -r\n"
 	        "                 are read in order as one continuous capture\n"
+	        "  -i IFACE       capture live from IFACE (a BPF filter keeps only TCP unless you\n"
+	        "                 give one); SIGINT/SIGTERM stop it after writing every flow\n"
+	        "  -s SNAPLEN     live: bytes captured per packet (default 262144)\n"
+	        "  -B KIB         live: kernel capture buffer in KiB\n"
+	        "  -p             live: do not put the interface in promiscuous mode\n"
+	        "  -Z USER        live: drop root for USER once the interface and database are open\n"
+	        "  --replay[=N]   with -r: replay at the capture's own pace (N times faster)\n"
+	        "  --no-ui        no dashboard: one line per finished flow on stdout (--json: JSON)\n"
+	        "  --no-color     no colours in the dashboard (also when NO_COLOR is set)\n"
+	        "  -d SECONDS     dashboard refresh interval (default 1)\n"
 	        "  -o DB          SQLite database to write (default iwscope.db); created if absent\n"
 	        "  -c COUNT       stop after COUNT packets\n"
 	        "  -F FILE        read the BPF filter expression from FILE\n"
@@ -131,7 +156,8 @@ static char *read_filter_file(const char *path)
 
 static int parse_args(int argc, char **argv, struct config *cfg)
 {
-	enum { OPT_VERSION = 256, OPT_TIMING, OPT_NO_DPI, OPT_FLOW_CAP, OPT_JSON, OPT_DPI_PACKETS };
+	enum { OPT_VERSION = 256, OPT_TIMING, OPT_NO_DPI, OPT_FLOW_CAP, OPT_JSON, OPT_DPI_PACKETS,
+	       OPT_REPLAY, OPT_NO_UI, OPT_NO_COLOR };
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, OPT_VERSION },
@@ -140,13 +166,17 @@ static int parse_args(int argc, char **argv, struct config *cfg)
 		{ "flow-cap", required_argument, NULL, OPT_FLOW_CAP },
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ "dpi-packets", required_argument, NULL, OPT_DPI_PACKETS },
+		{ "replay", optional_argument, NULL, OPT_REPLAY },
+		{ "no-ui", no_argument, NULL, OPT_NO_UI },
+		{ "no-color", no_argument, NULL, OPT_NO_COLOR },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *filter_file = NULL;
 	int c;
 	cfg->db = "iwscope.db";
 	cfg->dpi_packets = DPI_MAX_PKTS;
-	while ((c = getopt_long(argc, argv, "+r:o:c:F:qvh", longopts, NULL)) != -1) {
+	cfg->refresh_s = 1.0;
+	while ((c = getopt_long(argc, argv, "+r:o:c:F:qvhi:s:B:pZ:d:", longopts, NULL)) != -1) {
 		char *end;
 		switch (c) {
 		case 'r':
@@ -205,6 +235,50 @@ static int parse_args(int argc, char **argv, struct config *cfg)
 			cfg->dpi_packets = (unsigned)v;
 			break;
 		}
+		case 'i':
+			cfg->iface = optarg;
+			break;
+		case 's':
+		case 'B': {
+			errno = 0;
+			long v = strtol(optarg, &end, 10);
+			if (errno || *end || v < (c == 's' ? 64 : 1) || v > (c == 's' ? 262144 : 4194304)) {
+				fprintf(stderr, "iwscope: invalid %s \"%s\"\n", c == 's' ? "snaplen" : "buffer size", optarg);
+				return EXIT_USAGE;
+			}
+			if (c == 's')
+				cfg->snaplen = (int)v;
+			else
+				cfg->buffer_kib = (int)v;
+			break;
+		}
+		case 'p':
+			cfg->no_promisc = 1;
+			break;
+		case 'Z':
+			cfg->user = optarg;
+			break;
+		case 'd':
+			cfg->refresh_s = strtod(optarg, &end);
+			if (*end || !(cfg->refresh_s >= 0.1 && cfg->refresh_s <= 3600)) {
+				fprintf(stderr, "iwscope: -d wants 0.1 .. 3600 seconds\n");
+				return EXIT_USAGE;
+			}
+			break;
+		case OPT_REPLAY:
+			cfg->replay = true;
+			cfg->replay_speed = optarg ? strtod(optarg, &end) : 1.0;
+			if (optarg && (*end || !(cfg->replay_speed > 0))) {
+				fprintf(stderr, "iwscope: --replay wants a speed factor above 0\n");
+				return EXIT_USAGE;
+			}
+			break;
+		case OPT_NO_UI:
+			cfg->no_ui = true;
+			break;
+		case OPT_NO_COLOR:
+			cfg->no_color = true;
+			break;
 		case 'h':
 			usage(stdout);
 			exit(0);
@@ -216,11 +290,25 @@ static int parse_args(int argc, char **argv, struct config *cfg)
 			return EXIT_USAGE;
 		}
 	}
-	if (!cfg->nfiles) {
-		fprintf(stderr, "iwscope: no capture given (-r FILE)\n");
+	if (!cfg->nfiles && !cfg->iface) {
+		fprintf(stderr, "iwscope: no capture given (-r FILE or -i IFACE)\n");
 		usage(stderr);
 		return EXIT_USAGE;
 	}
+	if (cfg->nfiles && cfg->iface) {
+		fprintf(stderr, "iwscope: -r and -i do not go together\n");
+		return EXIT_USAGE;
+	}
+	if (cfg->replay && !cfg->nfiles) {
+		fprintf(stderr, "iwscope: --replay needs -r FILE\n");
+		return EXIT_USAGE;
+	}
+	if (cfg->user && !cfg->iface) {
+		fprintf(stderr, "iwscope: -Z is for live capture (-i)\n");
+		return EXIT_USAGE;
+	}
+	if (getenv("NO_COLOR") && *getenv("NO_COLOR"))
+		cfg->no_color = true;
 	if (filter_file && optind < argc) {
 		fprintf(stderr, "iwscope: give the filter with -F or on the command line, not both\n");
 		return EXIT_USAGE;
@@ -316,52 +404,182 @@ static void print_summary(const struct config *cfg, const struct run_info *run)
 	}
 }
 
+/* Gives the database files to user and becomes that user (tcpdump -Z). 0 or -1 (printed). */
+static int drop_privileges(const char *user, const char *db)
+{
+	struct passwd *pw = getpwnam(user);
+	if (!pw) {
+		fprintf(stderr, "iwscope: -Z %s: no such user\n", user);
+		return -1;
+	}
+	const char *suffix[] = { "", "-wal", "-shm" };
+	for (size_t i = 0; i < 3; i++) {
+		char path[1100];
+		snprintf(path, sizeof(path), "%s%s", db, suffix[i]);
+		if (chown(path, pw->pw_uid, pw->pw_gid) != 0 && errno != ENOENT) {
+			fprintf(stderr, "iwscope: %s: cannot give it to %s: %s\n", path, user, strerror(errno));
+			return -1;
+		}
+	}
+	if (initgroups(pw->pw_name, pw->pw_gid) != 0 || setgid(pw->pw_gid) != 0 ||
+	    setuid(pw->pw_uid) != 0) {
+		fprintf(stderr, "iwscope: -Z %s: %s\n", user, strerror(errno));
+		return -1;
+	}
+	if (setuid(0) == 0) { /* must be impossible now */
+		fprintf(stderr, "iwscope: -Z %s: root could be regained; stopping\n", user);
+		return -1;
+	}
+	return 0;
+}
+
+static uint64_t mono_now_us(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000u + (uint64_t)t.tv_nsec / 1000u;
+}
+
+/* The live / replay loop: packets in steps of at most 100 ms, sinks committed and idle flows
+ * expired every second, the dashboard redrawn every refresh interval. Returns 0, or
+ * EXIT_RUNTIME after a capture error (printed). */
+static int stream(const struct config *cfg, struct run_state *rs, capture_live *live,
+                  capture_replay *replay, ui *dash)
+{
+	uint64_t last_tick = mono_now_us(), last_draw = 0;
+	uint64_t refresh = (uint64_t)(cfg->refresh_s * 1e6);
+	char err[512];
+	int rc = 0;
+	bool ended = false;
+	while (!stop_requested) {
+		int n = ended ? 0
+		        : live ? capture_live_step(live, 100, on_packet, rs, err, sizeof(err))
+		               : capture_replay_step(replay, 100, on_packet, rs);
+		if (n < 0) {
+			if (live && !rs->sink_failed) {
+				fprintf(stderr, "iwscope: %s: %s\n", cfg->iface, err);
+				rc = EXIT_RUNTIME;
+			}
+			if (!dash || !replay || rs->sink_failed || ended)
+				break; /* a sink failed, the capture failed, or the replay ended */
+			/* the replay ended: show every flow and keep the dashboard until q */
+			ended = true;
+			if (engine_flush(rs->eng, END_CAPTURE) != 0 || tick_sinks(rs) != 0) {
+				rs->sink_failed = 1;
+				break;
+			}
+			ui_note(dash, "replay finished: q quits");
+			ui_draw(dash, true);
+		}
+		if (ended) {
+			struct timespec w = { 0, 100000000L };
+			nanosleep(&w, NULL);
+		}
+		if (cfg->count && engine_packets(rs->eng) >= cfg->count)
+			break;
+		uint64_t now = mono_now_us();
+		if (now - last_tick >= 1000000u) {
+			last_tick = now;
+			struct timeval tv;
+			gettimeofday(&tv, NULL);
+			if ((live && engine_expire_at(rs->eng, (uint64_t)tv.tv_sec * 1000000u + (uint64_t)tv.tv_usec) != 0) ||
+			    tick_sinks(rs) != 0) {
+				rs->sink_failed = 1;
+				break;
+			}
+		}
+		if (dash) {
+			enum ui_action a = ui_keys(dash);
+			if (a == UI_QUIT)
+				break;
+			if (a == UI_PAUSE && replay)
+				capture_replay_pause(replay, ui_paused(dash));
+			ui_counters(dash, engine_packets(rs->eng), engine_open_flows(rs->eng));
+			if (now - last_draw >= refresh || a != UI_NONE) {
+				ui_draw(dash, a != UI_NONE);
+				last_draw = now;
+			}
+		}
+	}
+	return rc;
+}
+
 static int analyse(struct config *cfg)
 {
 	char err[1100];
 	int rc = 0;
+	bool streaming = cfg->iface || cfg->replay;
+	capture_live *live = NULL;
+	capture_replay *replay = NULL;
+	ui *dash = NULL;
+	struct capture_opts co = { .files = cfg->files, .nfiles = cfg->nfiles,
+		                   .filter = cfg->filter, .max_packets = cfg->count };
+	if (cfg->iface) { /* open the interface first: no permission means no database either */
+		struct live_opts lo = { cfg->iface, cfg->snaplen, cfg->buffer_kib, cfg->filter,
+			                !cfg->no_promisc };
+		live = capture_live_open(&lo, err, sizeof(err));
+		if (!live) {
+			fprintf(stderr, "iwscope: %s\n", err);
+			return EXIT_RUNTIME;
+		}
+	}
 	store *db = store_open(cfg->db, err, sizeof(err));
 	if (!db) {
 		fprintf(stderr, "iwscope: %s\n", err);
+		capture_live_close(live);
 		return EXIT_RUNTIME;
 	}
 	dpi_ctx *dpi = NULL;
+	engine *eng = NULL;
+	struct sink sinks[3];
+	unsigned nsinks = 0;
 	if (!cfg->no_dpi && !(dpi = dpi_open(cfg->dpi_packets))) {
 		fprintf(stderr, "iwscope: cannot initialise nDPI\n");
-		store_close(db);
-		return EXIT_RUNTIME;
+		rc = EXIT_RUNTIME;
+		goto out;
 	}
-	struct sink sinks[2];
-	unsigned nsinks = 0;
 	sinks[nsinks++] = store_sink(db);
-	if (cfg->verbose) {
+	bool want_ui = streaming && !cfg->no_ui && isatty(STDOUT_FILENO) && isatty(STDIN_FILENO);
+	if (cfg->verbose || (streaming && !want_ui)) { /* headless: a line per finished flow */
 		sinks[nsinks] = lines_sink(stdout, cfg->json);
 		if (sinks[nsinks].ops)
 			nsinks++;
 	}
 	struct engine_opts eo = { .flow_cap = cfg->flow_cap, .force_timing = cfg->force_timing };
-	engine *eng = engine_new(&eo, sinks, nsinks, dpi);
+	char source[4096];
+	if (cfg->iface)
+		snprintf(source, sizeof(source), "%s", cfg->iface);
+	else
+		source_text(cfg, source, sizeof(source));
+	struct run_info run = { 0 };
+	run.started_us = now_us();
+	run.source = source;
+	run.filter = cfg->filter ? cfg->filter : cfg->iface ? "tcp" : NULL;
+	run.options = cfg->force_timing ? "timing" : NULL;
+	run.libpcap_version = capture_pcap_version();
+	run.ndpi_version = dpi ? dpi_version() : NULL;
+	run.pcap_received = run.pcap_dropped = run.dpi_peak_states = NULL64;
+	if (sinks[0].ops->begin(sinks[0].self, &run) != 0) {
+		fprintf(stderr, "iwscope: %s\n", store_error(db));
+		rc = EXIT_RUNTIME;
+		goto out;
+	}
+	if (cfg->user && drop_privileges(cfg->user, cfg->db) != 0) {
+		rc = EXIT_RUNTIME;
+		goto out;
+	}
+	if (want_ui) {
+		struct ui_opts uo = { source, !cfg->no_color };
+		dash = ui_open(&uo);
+		if (dash)
+			sinks[nsinks++] = ui_sink(dash);
+	}
+	eng = engine_new(&eo, sinks, nsinks, dpi);
 	if (!eng) {
 		fprintf(stderr, "iwscope: out of memory for the flow table\n");
 		rc = EXIT_RUNTIME;
 		goto out;
 	}
-	char source[4096];
-	source_text(cfg, source, sizeof(source));
-	struct run_info run = { 0 };
-	run.started_us = now_us();
-	run.source = source;
-	run.filter = cfg->filter;
-	run.options = cfg->force_timing ? "timing" : NULL;
-	run.libpcap_version = capture_pcap_version();
-	run.ndpi_version = dpi ? dpi_version() : NULL;
-	run.pcap_received = run.pcap_dropped = run.dpi_peak_states = NULL64;
-	for (unsigned i = 0; i < nsinks; i++)
-		if (sinks[i].ops->begin(sinks[i].self, &run) != 0) {
-			fprintf(stderr, "iwscope: %s\n", store_error(db));
-			rc = EXIT_RUNTIME;
-			goto out;
-		}
 
 	struct sigaction sa;
 	memset(&sa, 0, sizeof(sa));
@@ -372,19 +590,31 @@ static int analyse(struct config *cfg)
 	signal(SIGPIPE, SIG_IGN);
 
 	struct run_state rs = { .eng = eng, .sinks = sinks, .nsinks = nsinks };
-	struct capture_opts co = { .files = cfg->files, .nfiles = cfg->nfiles,
-		                   .filter = cfg->filter, .max_packets = cfg->count };
-	struct capture_result cr;
-	capture_files(&co, on_packet, &rs, &stop_requested, &cr);
+	struct capture_result cr = { 0 };
+	if (streaming) {
+		if (!live)
+			replay = capture_replay_open(&co, cfg->replay_speed);
+		rc = stream(cfg, &rs, live, replay, dash);
+		if (replay)
+			cr.files_failed = capture_replay_failed(replay);
+		if (live)
+			capture_live_stats(live, &run.pcap_received, &run.pcap_dropped);
+	} else {
+		capture_files(&co, on_packet, &rs, &stop_requested, &cr);
+	}
 
 	/* Everything analysed so far is written, whatever stopped the capture. */
 	if (!rs.sink_failed && engine_flush(eng, END_CAPTURE) != 0)
 		rs.sink_failed = 1;
+	if (dash) { /* give the terminal back before printing anything */
+		ui_close(dash);
+		dash = NULL;
+		nsinks--;
+	}
 	engine_stats(eng, &run);
-	run.dpi_peak_states = NULL64;
 	if (dpi) {
-		uint64_t live, peak, inspected;
-		dpi_stats(dpi, &live, &peak, &inspected);
+		uint64_t alive, peak, inspected;
+		dpi_stats(dpi, &alive, &peak, &inspected);
 		run.dpi_peak_states = (int64_t)peak;
 	}
 	run.finished_us = now_us();
@@ -402,21 +632,28 @@ static int analyse(struct config *cfg)
 			rc = EXIT_RUNTIME;
 			goto out;
 		}
+	fflush(stdout);
 	/* a summary adds nothing when every file failed before its first packet */
 	if (!cfg->quiet && (run.packets || !cr.files_failed))
 		print_summary(cfg, &run);
+	if (live && !cfg->quiet)
+		fprintf(stderr, "iwscope: %lld packets received by the capture, %lld dropped\n",
+		        (long long)run.pcap_received, (long long)run.pcap_dropped);
 	if (cr.filter_error)
 		rc = EXIT_USAGE;
-	else if (cr.files_failed)
+	else if (cr.files_failed && !rc)
 		rc = EXIT_RUNTIME;
 	if (stop_requested && !cfg->quiet)
 		fprintf(stderr, "iwscope: interrupted; everything analysed so far is saved\n");
 out:
+	ui_close(dash);
 	engine_free(eng);
 	for (unsigned i = 1; i < nsinks; i++)
 		sinks[i].ops->close(sinks[i].self);
 	dpi_close(dpi);
 	store_close(db);
+	capture_replay_close(replay);
+	capture_live_close(live);
 	return rc;
 }
 

@@ -721,6 +721,189 @@ def t_fuzz(binary, tmp):
     return "; ".join(r.stdout.strip().splitlines())
 
 
+# ---------------------------------------------------------------------------------------------
+# Live capture (issue 5): real traffic between network namespaces, iwscope on the client's veth
+
+def need_root():
+    if os.geteuid() != 0:
+        raise Skip("needs root (network namespaces, live capture)")
+    for tool in ("ip", "ethtool", "tcpdump"):
+        if not shutil.which(tool):
+            raise Skip("%s not installed" % tool)
+
+
+def netns():
+    sys.path.insert(0, os.path.join(ROOT, "tools"))
+    import truth
+    return truth
+
+
+def wait_for(cond, timeout, what):
+    end = time.time() + timeout
+    while time.time() < end:
+        v = cond()
+        if v:
+            return v
+        time.sleep(0.2)
+    raise AssertionError("timed out waiting for " + what)
+
+
+def count_rows(db, sql="SELECT count(*) FROM flows"):
+    try:
+        con = sqlite3.connect("file:%s?mode=ro" % db, uri=True, timeout=5)
+        n = con.execute(sql).fetchone()[0]
+        con.close()
+        return n
+    except sqlite3.Error:
+        return None
+
+
+@test("live-capture", ("release", "asan"))
+def t_live(binary, tmp):
+    need_root()
+    tr = netns()
+    os.chmod(tmp, 0o755)
+    procs = []
+    db = os.path.join(tmp, "live.db")
+    try:
+        tr.setup({"name": "live", "iw": 10})
+        procs.append(tr.start([tr.DELAYLINE, "r1c", "r1m", "10000"], tr.NS["r1"]))
+        procs.append(tr.start([tr.DELAYLINE, "r2m", "r2s", "10000"], tr.NS["r2"]))
+        srv = tr.start(["python3", tr.APP, "server", tr.S4, "8080"], tr.NS["s"])
+        procs.append(srv)
+        tr.wait_line(srv, "ready")
+        cap = subprocess.Popen(["ip", "netns", "exec", tr.NS["c"], binary, "-i", "c0", "-o", db,
+                                "-Z", "nobody", "--no-ui", "--json"], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, env=ENV)
+        procs.append(cap)
+        wait_for(lambda: count_rows(db, "SELECT count(*) FROM runs") == 1, 10, "the run row")
+        uid = [l for l in open("/proc/%d/status" % cap.pid).read().splitlines() if l.startswith("Uid:")]
+        # ip netns exec execs iwscope in place, so cap.pid is iwscope's
+        eq(uid[0].split()[1:3], ["65534", "65534"], "-Z nobody: real and effective uid")
+        cl = subprocess.run(["ip", "netns", "exec", tr.NS["c"], "python3", tr.APP, "client", tr.S4,
+                             "8080", "0.2", "GET:43440", "GET:43440", "GET:43440"],
+                            stdout=subprocess.PIPE, text=True, timeout=60)
+        eq(len(cl.stdout.splitlines()), 3, "transfers")
+        # rows arrive while the capture still runs (finished flows, committed each second)
+        wait_for(lambda: (count_rows(db) or 0) >= 3, 10, "rows during the capture")
+        eq(cap.poll(), None, "iwscope still running")
+        got = count_rows(db, "SELECT count(*) FROM flows WHERE s_iw_limit = 'cwnd' AND s_iw_segs = 10")
+        eq(got, 3, "IW10 flows written during the capture")
+        # a connection still open at SIGINT is written too
+        hold = subprocess.Popen(["ip", "netns", "exec", tr.NS["c"], "python3", "-c",
+                                 "import socket,time; s=socket.create_connection(('%s',8080)); time.sleep(8)" % tr.S4],
+                                stderr=subprocess.DEVNULL)
+        procs.append(hold)
+        time.sleep(1.0)
+        cap.send_signal(2)
+        out, err = cap.communicate(timeout=20)
+        eq(cap.returncode, 0, "exit after SIGINT: " + err)
+        assert "packets received by the capture" in err, err
+        eq(len([l for l in out.splitlines() if l.startswith("{")]), 4, "JSON lines on stdout")
+        r = rows(db, "SELECT status, pcap_received, pcap_dropped, filter FROM runs")[0]
+        eq((r["status"], r["pcap_dropped"], r["filter"]), ("interrupted", 0, "tcp"), "run")
+        assert r["pcap_received"] > 0
+        eq([x["end_reason"] for x in rows(db)][-1], "capture_end", "open flow written at SIGINT")
+        eq(len(rows(db)), 4, "flows")
+    finally:
+        for p in procs:
+            tr.stop(p)
+        tr.teardown()
+
+
+@test("live-errors")
+def t_live_errors(binary, tmp):
+    need_root()
+    rc, _, err = run(["-i", "nosuchif0", "-o", os.path.join(tmp, "x.db"), "--no-ui"], binary)
+    eq(rc, 2, "exit")
+    assert "nosuchif0: no such interface" in err and err.count("\n") == 1, err
+    assert not os.path.exists(os.path.join(tmp, "x.db")), "database created without a capture"
+    r = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", binary, "-i", "lo",
+                        "-o", os.path.join(tmp, "y.db"), "--no-ui"], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True)
+    eq(r.returncode, 2, "exit without permission")
+    assert "permission" in r.stderr.lower() and r.stderr.count("\n") == 1, r.stderr
+    eq(run(["-i", "lo", "-r", truth_pcap()], binary)[0], 1, "-i with -r")
+
+
+# ---------------------------------------------------------------------------------------------
+# The dashboard under tmux
+
+def tmux(*args):
+    return subprocess.run(["tmux", "-L", "iwscope-test"] + list(args), stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True)
+
+
+def pane(escapes=False):
+    return tmux("capture-pane", "-p", "-t", "dash", *(["-e"] if escapes else [])).stdout
+
+
+def dashboard(binary, tmp, env_prefix=""):
+    db = os.path.join(tmp, "dash.db")
+    cmd = "%s%s -r %s --replay=20 -o %s; echo EXITED rc=$?; sleep 60" % (
+        env_prefix, binary, os.path.join(PCAPS, "demo.pcap"), db)
+    tmux("kill-session", "-t", "dash")
+    r = tmux("new-session", "-d", "-s", "dash", "-x", "100", "-y", "30", cmd)
+    if r.returncode != 0:
+        raise AssertionError("tmux: " + r.stderr)
+    wait_for(lambda: "replay finished" in pane(), 30, "the replay to finish")
+    return db
+
+
+@test("dashboard-tmux", ("release", "asan"))
+def t_dashboard(binary, tmp):
+    if not shutil.which("tmux"):
+        raise Skip("tmux not installed")
+    try:
+        db = dashboard(binary, tmp)
+        screen = pane()
+        for needle in ("Server IW", "IW3", "IW10", "IW16", "Client SYN windows", "6KB",
+                       "old.origin.test", "www.bigcdn.test", "Recent flows", "10 flows"):
+            assert needle in screen, "%r not on screen:\n%s" % (needle, screen)
+        assert "\x1b[32m" in pane(True) or "\x1b[3" in pane(True), "no colour without NO_COLOR"
+        # filter: only the CDN remains in the servers pane
+        tmux("send-keys", "-t", "dash", "/", "bigcdn", "Enter")
+        wait_for(lambda: "filter: bigcdn" in pane(), 5, "the filter")
+        s = pane()
+        assert "www.bigcdn.test" in s and "old.origin.test" not in s, s
+        tmux("send-keys", "-t", "dash", "Escape")
+        tmux("send-keys", "-t", "dash", "/", "Escape")
+        # resize below 80x24 and back: panes drop, nothing crashes
+        tmux("resize-window", "-t", "dash", "-x", "60", "-y", "20")
+        wait_for(lambda: "Top servers" in pane() and "Client SYN windows" not in pane(), 5, "the small layout")
+        tmux("resize-window", "-t", "dash", "-x", "30", "-y", "8")
+        wait_for(lambda: "terminal too small" in pane(), 5, "terminal too small")
+        tmux("resize-window", "-t", "dash", "-x", "100", "-y", "30")
+        wait_for(lambda: "Client SYN windows" in pane(), 5, "the full layout again")
+        tmux("send-keys", "-t", "dash", "s")
+        wait_for(lambda: "sort: IW" in pane(), 5, "the IW sort")
+        tmux("send-keys", "-t", "dash", "?")
+        wait_for(lambda: "dashboard keys" in pane(), 5, "help")
+        tmux("send-keys", "-t", "dash", "x")
+        tmux("send-keys", "-t", "dash", "q")
+        wait_for(lambda: "EXITED rc=0" in pane(), 10, "a clean exit on q")
+        eq(len(rows(db)), 10, "flows in the database")
+        assert "Sanitizer" not in pane(), pane()
+    finally:
+        tmux("kill-session", "-t", "dash")
+
+
+@test("dashboard-no-color")
+def t_no_color(binary, tmp):
+    if not shutil.which("tmux"):
+        raise Skip("tmux not installed")
+    try:
+        dashboard(binary, tmp, "NO_COLOR=1 ")
+        raw = pane(True)
+        import re
+        assert not re.search(r"\x1b\[[0-9;]*3[0-7](;[0-9;]*)?m|\x1b\[[0-9;]*38;", raw), repr(raw[:400])
+        assert "IW16" in raw
+        tmux("send-keys", "-t", "dash", "q")
+        wait_for(lambda: "EXITED rc=0" in pane(), 10, "exit")
+    finally:
+        tmux("kill-session", "-t", "dash")
+
+
 @test("unit", ("asan",))
 def t_unit(binary, tmp):
     r = subprocess.run([os.path.join(ROOT, "build-debug", "unit")], stdout=subprocess.PIPE,

@@ -1,0 +1,41 @@
+/* ui: the ncurses dashboard, a sink that aggregates finished flows and draws them. The only
+ * user of curses.h. */
+#ifndef IWSCOPE_UI_H
+#define IWSCOPE_UI_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "sink.h"
+
+struct ui_opts {
+	const char *source; /* shown in the title: interface or file */
+	bool color;
+};
+
+enum ui_action { UI_NONE = 0, UI_QUIT, UI_PAUSE };
+
+typedef struct ui ui;
+
+/* Takes over the terminal; NULL if it cannot (not a terminal). */
+ui *ui_open(const struct ui_opts *o);
+/* Gives the terminal back. */
+void ui_close(ui *u);
+
+/* The sink that feeds the dashboard. */
+struct sink ui_sink(ui *u);
+
+/* Counters for the rate line: packets seen and flows open now. */
+void ui_counters(ui *u, uint64_t packets, uint32_t open_flows);
+
+/* Handles every pending key; returns UI_QUIT for q, UI_PAUSE when pause was toggled. */
+enum ui_action ui_keys(ui *u);
+bool ui_paused(const ui *u);
+
+/* A short note for the title line (borrowed; NULL clears it). */
+void ui_note(ui *u, const char *note);
+
+/* Redraws the screen (not while paused, unless forced). */
+void ui_draw(ui *u, bool force);
+
+#endif
