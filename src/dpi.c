@@ -1,5 +1,5 @@
-/* nDPI: the application protocol and server name of each flow. nDPI sees a flow only until it
- * has decided (or after max_pkts packets, when it guesses from ports); then its state is freed,
+/* nDPI: the application protocol and server name of each flow. nDPI sees a flow from its first
+ * payload packet only until it has decided (or after max_pkts packets, when it guesses from ports); then its state is freed,
  * so a decided flow holds three protocol ids and its server name, nothing of nDPI's. */
 #include "dpi.h"
 
@@ -100,6 +100,9 @@ void dpi_packet(dpi_ctx *d, struct flow *f, const struct pkt *p, int dir)
 	if (f->dpi_method != DPI_NONE || !p->ip_hdr || !p->ip_cap)
 		return; /* decided already */
 	if (!f->dpi) {
+		/* no state before the first payload: a SYN flood costs nDPI nothing */
+		if (p->payload_len == 0)
+			return;
 		f->dpi = calloc(1, sizeof(*f->dpi));
 		if (!f->dpi)
 			return;

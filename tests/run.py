@@ -594,6 +594,27 @@ def tshark_names(pcap):
     return res
 
 
+def first_payload(pcap, port):
+    """The first TCP payload a client sent to port in a classic Ethernet/IPv4 pcap."""
+    import struct
+    data = open(pcap, "rb").read()
+    off = 24
+    while off + 16 <= len(data):
+        cap = struct.unpack("<I", data[off + 8:off + 12])[0]
+        f = data[off + 16:off + 16 + cap]
+        off += 16 + cap
+        if f[12:14] != b"\x08\x00" or f[23] != 6:
+            continue
+        ihl = (f[14] & 15) * 4
+        t = f[14 + ihl:]
+        tot = struct.unpack("!H", f[16:18])[0]
+        if struct.unpack("!H", t[2:4])[0] == port:
+            pl = t[(t[12] >> 4) * 4:tot - ihl]
+            if pl:
+                return pl
+    raise AssertionError("no payload to port %d in %s" % (port, pcap))
+
+
 def make_dpi_test(vantage):
     def fn(binary, tmp):
         pcap = os.path.join(PCAPS, "dpi", "apps.%s.pcap" % vantage)
@@ -703,9 +724,22 @@ def t_dpi_freed(binary, tmp):
                 "AND server_name LIKE 'h%.example'")[0]["n"], 50, "HTTP flows")
     peak = rows(db, "SELECT dpi_peak_states FROM runs")[0]["dpi_peak_states"]
     assert 1 <= peak <= 2, "peak nDPI states %d" % peak
-    db = analyse(binary, [p], tmp, ["--dpi-packets", "1"], "b.db")
-    eq(rows(db, "SELECT DISTINCT app_proto, dpi_method FROM flows"), [{"app_proto": "HTTP", "dpi_method": "guess"}],
-       "guessed after one packet")
+    # --dpi-packets bounds inspection: a real TLS ClientHello split over two segments is read
+    # whole by default, but with --dpi-packets 1 nDPI stops after the first half and guesses
+    hello = first_payload(os.path.join(PCAPS, "dpi", "apps.client.pcap"), 443)
+    c = craft.Conn(cport=30100, sport=443)
+    c.c(0, "S", 0, 0, opts=craft.tcp_options(mss=1460))
+    c.s(0.01, "SA", 0, 1, opts=craft.tcp_options(mss=1460))
+    c.c(0.01, "A", 1, 1)
+    c.c(0.001, "A", 1, 1, payload=hello[:60])
+    c.c(0.001, "PA", 61, 1, payload=hello[60:])
+    c.s(0.01, "A", 1, 1 + len(hello))
+    p2 = os.path.join(tmp, "split-hello.pcap")
+    craft.write_pcap(p2, c.out)
+    whole = rows(analyse(binary, [p2], tmp, [], "b.db"))[0]
+    eq((whole["app_proto"], whole["dpi_method"], whole["server_name"]), ("TLS", "payload", "tls12.iwscope.test"), "default")
+    cut = rows(analyse(binary, [p2], tmp, ["--dpi-packets", "1"], "c.db"))[0]
+    eq((cut["dpi_method"], cut["server_name"]), ("guess", None), "--dpi-packets 1")
     return "50 concurrent flows, at most %d nDPI states alive" % peak
 
 
