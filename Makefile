@@ -10,10 +10,10 @@ HDRS    := $(wildcard include/*.h)
 # Debian packages the build and the tests need (installed by `make deps` when missing).
 DEB_BUILD := gcc make pkg-config libpcap-dev libndpi-dev libsqlite3-dev libncurses-dev
 DEB_TEST  := sqlite3 tshark tcpdump tcptrace libndpi-bin iproute2 ethtool clang \
-             libclang-rt-14-dev valgrind tmux python3
+             libclang-rt-14-dev valgrind tmux python3 chromium
 
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lm
 
 WARN     := -std=c11 -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wformat-security
 HARDEN   := -D_FORTIFY_SOURCE=2 -fstack-protector-strong -fPIE

@@ -14,6 +14,7 @@
 #include "dpi.h"
 #include "engine.h"
 #include "lines.h"
+#include "plot.h"
 #include "report.h"
 #include "store.h"
 #include "ui.h"
@@ -63,6 +64,7 @@ static void usage(FILE *out)
 	        "       iwscope -i IFACE [-o DB] [-s SNAPLEN] [-B BUFFER_KIB] [-p] [-Z USER]\n"
 	        "               [--no-ui] [--json] [--no-color] [-d SECONDS] [EXPRESSION]\n"
 	        "       iwscope report DB [--format table|csv|json] [--by server|app|rwnd|standard]\n"
+	        "       iwscope plot DB -o DIR\n"
 	        "       iwscope --version | -h\n"
 	        "\n"
 	        "Reconstructs every TCP handshake in a capture, measures each side's first flight\n"
@@ -661,6 +663,8 @@ int main(int argc, char **argv)
 {
 	if (argc >= 2 && !strcmp(argv[1], "report"))
 		return report_main(argc - 1, argv + 1);
+	if (argc >= 2 && !strcmp(argv[1], "plot"))
+		return plot_main(argc - 1, argv + 1);
 	struct config cfg;
 	memset(&cfg, 0, sizeof(cfg));
 	int rc = parse_args(argc, argv, &cfg);

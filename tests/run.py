@@ -1217,6 +1217,48 @@ def t_hardened(binary, tmp):
     assert "_chk@" in out, "no FORTIFY_SOURCE"
 
 
+# ---------------------------------------------------------------------------------------------
+# Plots (issue 8): SVG written by iwscope, loaded in headless Chromium
+
+CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+def chromium(tmp, *args):
+    exe = shutil.which("chromium")
+    if not exe:
+        raise Skip("chromium not installed")
+    prof = tempfile.mkdtemp(dir=tmp)
+    r = subprocess.run([exe] + CHROMIUM_FLAGS + ["--user-data-dir=" + prof] + list(args),
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120)
+    return r.stdout
+
+
+@test("plots-in-chromium", ("release", "asan"))
+def t_plots(binary, tmp):
+    import re
+    db = analyse(binary, [os.path.join(PCAPS, "demo.pcap")], tmp)
+    out = os.path.join(tmp, "plots")
+    rc, listing, _ = run(["plot", db, "-o", out], binary, 0)
+    files = ["iw_histogram.svg", "ff_bytes_cdf.svg", "syn_window.svg", "rtt_vs_ff.svg"]
+    eq([os.path.basename(l) for l in listing.split()], files, "files")
+    dom = {f: chromium(tmp, "--dump-dom", "file://" + os.path.join(out, f)) for f in files}
+    bars = {(m.group(1), m.group(2)): int(m.group(3)) for m in re.finditer(
+        r'<rect class="bar" data-series="([^"]+)" data-label="([^"]+)" data-value="(\d+)"', dom["iw_histogram.svg"])}
+    eq(bars, {("exact (cwnd)", "IW3"): 2, ("exact (cwnd)", "IW10"): 2, ("exact (cwnd)", "IW16"): 3,
+              ("lower bound (app, rwnd)", "IW1"): 1, ("lower bound (app, rwnd)", "IW2"): 2}, "IW histogram bars")
+    win = {(m.group(1), m.group(2)): int(m.group(3)) for m in re.finditer(
+        r'<rect class="bar" data-series="([^"]+)" data-label="([^"]+)" data-value="(\d+)"', dom["syn_window.svg"])}
+    eq(win, {("client", "6KB"): 3, ("client", "64KB"): 7, ("server", "64KB"): 10}, "SYN window bars")
+    cdf = dict(re.findall(r'<polyline class="cdf" data-series="([^"]+)" data-flows="(\d+)"', dom["ff_bytes_cdf.svg"]))
+    eq(cdf, {"TLS": "5", "HTTP": "4", "SSH": "1"}, "CDF series")
+    eq(len(re.findall(r'<circle class="point"', dom["rtt_vs_ff.svg"])), 10, "scatter points")
+    png = os.path.join(tmp, "iw.png")
+    chromium(tmp, "--screenshot=" + png, "--window-size=800,480", "file://" + os.path.join(out, files[0]))
+    assert os.path.getsize(png) > 5000, "screenshot looks empty"
+    eq(run(["plot", db], binary)[0], 1, "plot without -o")
+
+
 @test("unit", ("asan",))
 def t_unit(binary, tmp):
     r = subprocess.run([os.path.join(ROOT, "build-debug", "unit")], stdout=subprocess.PIPE,
