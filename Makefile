@@ -111,6 +111,13 @@ UNIT_OBJS := $(filter-out $(DEBUG)/main.o,$(DOBJS))
 $(DEBUG)/unit: tests/unit.c $(UNIT_OBJS)
 	$(CC) $(WARN) -D_DEFAULT_SOURCE -Iinclude $(PKG_CFLAGS) -O1 -g $(SAN) -o $@ $^ $(PKG_LIBS)
 
+# Benchmark against tcpdump, tcptrace and ndpiReader (not part of make test).
+$(BUILD)/benchgen: tools/benchgen.c | $(BUILD)
+	$(CC) $(WARN) -D_DEFAULT_SOURCE -O2 -o $@ $<
+bench: deps
+	$(MAKE) all $(BUILD)/benchgen
+	python3 bench/run.py
+
 # libFuzzer targets (clang): one per parser entry point. `make fuzz` runs each for
 # FUZZ_SECONDS (default 600); `make test` runs a short smoke of each.
 FUZZ_SECONDS ?= 600

@@ -42,7 +42,7 @@
 
 /* nDPI */
 #ifndef DPI_MAX_PKTS
-#define DPI_MAX_PKTS 24 /* packets nDPI sees per flow before giving up */
+#define DPI_MAX_PKTS 8 /* payload packets nDPI sees per flow before it guesses */
 #endif
 
 #endif

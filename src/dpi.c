@@ -97,12 +97,11 @@ static bool detected(ndpi_protocol pr)
 void dpi_packet(dpi_ctx *d, struct flow *f, const struct pkt *p, int dir)
 {
 	(void)dir;
-	if (f->dpi_method != DPI_NONE || !p->ip_hdr || !p->ip_cap)
-		return; /* decided already */
+	/* decided already; or nothing to inspect: segments without payload teach nDPI nothing,
+	 * and skipping them means a SYN flood costs no nDPI state at all */
+	if (f->dpi_method != DPI_NONE || !p->ip_hdr || !p->ip_cap || p->payload_len == 0)
+		return;
 	if (!f->dpi) {
-		/* no state before the first payload: a SYN flood costs nDPI nothing */
-		if (p->payload_len == 0)
-			return;
 		f->dpi = calloc(1, sizeof(*f->dpi));
 		if (!f->dpi)
 			return;

@@ -84,22 +84,24 @@ static uint32_t mix32(uint32_t h)
 	return h;
 }
 
-/* Symmetric in the two endpoints, so both directions land in one bucket. */
-static uint32_t endpoint_hash(uint32_t seed, const struct ip_addr *a, uint16_t port)
+/* One endpoint's hash: IPv4 addresses use their 4 bytes only (the rest is zero). */
+static uint32_t endpoint_hash(uint32_t seed, const struct ip_addr *a, uint16_t port, int words)
 {
 	uint32_t h = seed ^ port;
-	for (int i = 0; i < 16; i += 4) {
+	for (int i = 0; i < words; i++) {
 		uint32_t w;
-		memcpy(&w, a->b + i, 4);
+		memcpy(&w, a->b + 4 * i, 4);
 		h = mix32(h ^ w);
 	}
 	return h;
 }
 
+/* Symmetric in the two endpoints, so both directions land in one bucket. */
 static uint32_t tuple_hash(const flow_table *t, const struct pkt *p)
 {
-	uint32_t a = endpoint_hash(t->seed, &p->src, p->sport);
-	uint32_t b = endpoint_hash(t->seed, &p->dst, p->dport);
+	int words = p->ip_ver == 4 ? 1 : 4;
+	uint32_t a = endpoint_hash(t->seed, &p->src, p->sport, words);
+	uint32_t b = endpoint_hash(t->seed, &p->dst, p->dport, words);
 	return mix32((a + b) ^ (a ^ b) * 0x9e3779b1u ^ p->ip_ver) & t->mask;
 }
 

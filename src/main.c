@@ -90,7 +90,7 @@ static void usage(FILE *out)
 	        "  --json         with -v: JSON lines\n"
 	        "  --timing       locate first flights by timing even when timestamps allow TSecr\n"
 	        "  --no-dpi       do not run nDPI (app_proto and server_name stay NULL)\n"
-	        "  --dpi-packets N  packets nDPI inspects per flow before it guesses (default %u)\n"
+	        "  --dpi-packets N  payload packets nDPI inspects per flow before it guesses (default %u)\n"
 	        "  --flow-cap N   open flows kept at most (default %u); the stalest are evicted\n"
 	        "  -h, --help     this help\n"
 	        "  --version      versions of iwscope, libpcap, nDPI and SQLite\n"

@@ -144,7 +144,20 @@ static void print_table(const char *title, const struct table *t, enum fmt f, in
 				w[i] = l;
 		}
 		if (w[i] > 30)
-			w[i] = 30; /* tables fit 80 columns: long cells keep their tail */
+			w[i] = 30;
+	}
+	/* tables fit 80 columns: narrow the widest column until they do; long cells keep their
+	 * tail (an address's end, a name's domain) */
+	for (;;) {
+		int total = 0, widest = 0;
+		for (int i = 0; i < t->ncols; i++) {
+			total += w[i] + 2;
+			if (w[i] > w[widest])
+				widest = i;
+		}
+		if (total <= 80 || w[widest] <= 8)
+			break;
+		w[widest]--;
 	}
 	printf("%s\n", title);
 	if (!t->nrows) {
