@@ -9,7 +9,7 @@ HDRS    := $(wildcard include/*.h)
 
 # Debian packages the build and the tests need (installed by `make deps` when missing).
 DEB_BUILD := gcc make pkg-config libpcap-dev libndpi-dev libsqlite3-dev libncurses-dev
-DEB_TEST  := sqlite3 tshark tcpdump tcptrace libndpi-bin iproute2 ethtool clang \
+DEB_TEST  := sqlite3 tshark tcpdump tcptrace libndpi-bin iproute2 ethtool clang time \
              libclang-rt-14-dev valgrind tmux python3 chromium
 
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
@@ -25,7 +25,7 @@ BUILD    := build
 DEBUG    := build-debug
 SAN      := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
-.PHONY: all debug deps demo test install clean truth fuzz fuzzers bench tools
+.PHONY: all debug deps demo test install clean truth fuzz fuzzers bench tools soak
 all: $(BUILD)/iwscope
 
 $(BUILD)/schema_sql.c: schema/iwscope.sql tools/embed.sh
@@ -117,6 +117,11 @@ $(BUILD)/benchgen: tools/benchgen.c | $(BUILD)
 bench: deps
 	$(MAKE) all $(BUILD)/benchgen
 	python3 bench/run.py
+
+# Live soak (root): 10 minutes of traffic in network namespaces, RSS sampled in bench/soak.log.
+soak: deps
+	$(MAKE) all tools
+	python3 tools/soak.py 600
 
 # libFuzzer targets (clang): one per parser entry point. `make fuzz` runs each for
 # FUZZ_SECONDS (default 600); `make test` runs a short smoke of each.

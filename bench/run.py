@@ -23,19 +23,20 @@ GEN = os.path.join(ROOT, "build", "benchgen")
 
 
 def measure(cmd, runs, cleanup=None):
+    """Median wall and CPU seconds and the largest peak RSS (MiB) over runs. RSS comes from
+    /usr/bin/time, so it is the command's own, not this Python process's image before exec."""
     res = []
     for _ in range(runs):
         if cleanup:
             cleanup()
         t0 = time.monotonic()
-        p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        _, status, ru = os.wait4(p.pid, 0)
+        p = subprocess.run(["/usr/bin/time", "-f", "%e %U %S %M"] + cmd, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.PIPE, text=True)
         wall = time.monotonic() - t0
-        err = p.stderr.read().decode(errors="replace")
-        p.stderr.close()
-        if os.waitstatus_to_exitcode(status) != 0:
-            raise RuntimeError("%s failed: %s" % (" ".join(cmd), err[-500:]))
-        res.append((wall, ru.ru_utime + ru.ru_stime, ru.ru_maxrss / 1024.0))
+        if p.returncode != 0:
+            raise RuntimeError("%s failed: %s" % (" ".join(cmd), p.stderr[-500:]))
+        _, user, sys_, rss = p.stderr.strip().splitlines()[-1].split()
+        res.append((wall, float(user) + float(sys_), int(rss) / 1024.0))
     return (statistics.median(r[0] for r in res), statistics.median(r[1] for r in res),
             max(r[2] for r in res))
 
