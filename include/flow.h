@@ -135,9 +135,6 @@ struct flow *flow_expired(flow_table *t, uint64_t now_us);
 /* The flow to evict when full: closed first, then half-open, then least recently active. */
 struct flow *flow_oldest(flow_table *t);
 
-/* Any flow still in the table (for draining at the end), or NULL. */
-struct flow *flow_any(flow_table *t);
-
 uint32_t flow_count(const flow_table *t);
 uint32_t flow_cap(const flow_table *t);
 /* Bytes held per flow slot (struct flow plus its index share), for the README figure. */

@@ -49,7 +49,7 @@ void engine_free(engine *e)
 	if (!e)
 		return;
 	struct flow *f;
-	while ((f = flow_any(e->flows))) { /* only after a failure: drop without writing */
+	while ((f = flow_oldest(e->flows))) { /* only after a failure: drop without writing */
 		if (e->dpi)
 			dpi_finish(e->dpi, f, NULL);
 		free(f->server_name);
@@ -281,7 +281,7 @@ int engine_packet(engine *e, int dlt, const uint8_t *data, uint32_t caplen, uint
 int engine_flush(engine *e, enum end_reason why)
 {
 	struct flow *f;
-	while ((f = flow_any(e->flows))) {
+	while ((f = flow_oldest(e->flows))) {
 		enum end_reason r = timeout_reason(f);
 		if (emit(e, f, r == END_IDLE ? why : r) != 0)
 			return -1;

@@ -128,7 +128,7 @@ struct flow *flow_lookup(flow_table *t, const struct pkt *p, int *dir)
 	return NULL;
 }
 
-static void list_unlink(flow_table *t, struct flow *f, uint32_t idx)
+static void list_unlink(flow_table *t, struct flow *f)
 {
 	struct flow_list *l = &t->lists[f->list];
 	if (f->lprev)
@@ -140,7 +140,6 @@ static void list_unlink(flow_table *t, struct flow *f, uint32_t idx)
 	else
 		l->tail = f->lprev;
 	f->lprev = f->lnext = 0;
-	(void)idx;
 }
 
 static void list_append(flow_table *t, struct flow *f, uint32_t idx, uint8_t list)
@@ -225,7 +224,7 @@ void flow_remove(flow_table *t, struct flow *f)
 		pp = &at(t, *pp)->hnext;
 	if (*pp)
 		*pp = f->hnext;
-	list_unlink(t, f, idx);
+	list_unlink(t, f);
 	f->in_use = false;
 	f->hnext = t->free_head;
 	t->free_head = idx;
@@ -240,7 +239,7 @@ void flow_touch(flow_table *t, struct flow *f)
 	uint8_t l = list_for(f);
 	if (f->list == l && t->lists[l].tail == idx)
 		return;
-	list_unlink(t, f, idx);
+	list_unlink(t, f);
 	list_append(t, f, idx, l);
 }
 
@@ -263,11 +262,6 @@ struct flow *flow_oldest(flow_table *t)
 		if (t->lists[l].head)
 			return at(t, t->lists[l].head);
 	return NULL;
-}
-
-struct flow *flow_any(flow_table *t)
-{
-	return flow_oldest(t);
 }
 
 uint32_t flow_count(const flow_table *t) { return t->count; }
