@@ -108,6 +108,8 @@ struct flow {
 	uint16_t app_category;
 	uint8_t dpi_method;        /* enum dpi_method */
 	char *server_name;         /* malloc'd once per flow, or NULL */
+	uint64_t key;              /* serial number within the run: the row's flow_key */
+	bool written;              /* its row was written early (verdicts final before its end) */
 };
 
 typedef struct flow_table flow_table;

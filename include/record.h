@@ -29,6 +29,8 @@ struct flow_record {
 	int64_t duration_us;
 	const char *end_reason;
 	const char *app_proto, *app_category, *server_name, *dpi_method;
+	int64_t flow_key;     /* unique within the run */
+	int update;           /* 1: the flow's row was written before; this is its final state */
 	char app_proto_buf[64];
 };
 

@@ -11,7 +11,8 @@ struct sink_ops {
 	const char *name;
 	/* Called once before the first flow; may fill run-level ids. 0 or -1 with a message. */
 	int (*begin)(void *self, const struct run_info *run);
-	/* One finished flow. The record is borrowed for the call. */
+	/* A flow whose verdicts are final: once early (update = 0) if they were final before it
+	 * ended, then at its end with update = 1; or once at its end. Borrowed for the call. */
 	int (*flow)(void *self, const struct flow_record *rec);
 	/* Called at least once a second of wall time: commit what is pending. */
 	int (*tick)(void *self);

@@ -86,8 +86,12 @@ CREATE TABLE flows (
   app_proto     TEXT,                -- nDPI master.app, e.g. TLS.YouTube; Unknown if undetected
   app_category  TEXT,
   server_name   TEXT,                -- TLS SNI, HTTP Host, ...
-  dpi_method    TEXT                 -- payload | guess | none
+  dpi_method    TEXT,                -- payload | guess | none
+  flow_key      INTEGER NOT NULL     -- the flow's number within its run
 );
+
+-- A flow is written as soon as its verdicts are final and updated in place when it ends.
+CREATE UNIQUE INDEX flows_key ON flows(run_id, flow_key);
 
 CREATE INDEX flows_server ON flows(server_ip, server_port);
 CREATE INDEX flows_run ON flows(run_id);

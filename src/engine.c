@@ -22,6 +22,7 @@ struct engine {
 	uint64_t now_us;           /* latest capture time seen (time never runs backwards here) */
 	uint64_t next_expire_us;
 	uint64_t packets, bytes, tcp_packets, flows_out, evicted;
+	uint64_t next_key;         /* flow_key of the next flow */
 	uint64_t reasons[DECODE_NREASONS];
 	int failed;                /* a sink failed: stop writing */
 };
@@ -153,23 +154,37 @@ static void record_build(const struct flow *f, struct flow_record *r)
 	r->duration_us = (int64_t)(f->last_us - f->first_us);
 	r->end_reason = classify_end_name((enum end_reason)f->end_reason);
 	r->app_proto = r->app_category = r->server_name = r->dpi_method = NULL;
+	r->flow_key = (int64_t)f->key;
+	r->update = f->written;
+}
+
+/* Hands f's record to every sink; 0 or -1 when one failed. */
+static int write_record(engine *e, struct flow *f)
+{
+	struct flow_record rec;
+	record_build(f, &rec);
+	if (e->dpi)
+		dpi_finish(e->dpi, f, &rec);
+	for (unsigned i = 0; i < e->nsinks && !e->failed; i++)
+		if (e->sinks[i].ops->flow(e->sinks[i].self, &rec) != 0)
+			e->failed = 1;
+	return e->failed ? -1 : 0;
+}
+
+/* Both first flights have been followed by the next data and nDPI has decided: the row can be
+ * written now, long before a persistent connection ends (its end updates it). */
+static bool verdicts_final(const engine *e, const struct flow *f)
+{
+	return !f->written && !f->roles_guessed && f->c.ff.state == FF_CLOSED &&
+	       f->s.ff.state == FF_CLOSED && (!e->dpi || f->dpi_method != DPI_NONE);
 }
 
 /* Writes f to every sink and frees its slot. */
 static int emit(engine *e, struct flow *f, enum end_reason why)
 {
-	struct flow_record rec;
 	if (!f->end_reason)
 		f->end_reason = (uint8_t)why;
-	record_build(f, &rec);
-	if (e->dpi)
-		dpi_finish(e->dpi, f, &rec);
-	int rc = 0;
-	for (unsigned i = 0; i < e->nsinks && !e->failed; i++)
-		if (e->sinks[i].ops->flow(e->sinks[i].self, &rec) != 0) {
-			e->failed = 1;
-			rc = -1;
-		}
+	int rc = write_record(e, f);
 	free(f->server_name);
 	f->server_name = NULL;
 	flow_remove(e->flows, f);
@@ -230,6 +245,7 @@ static struct flow *new_flow(engine *e, const struct pkt *p)
 	}
 	f->first_us = p->ts_us;
 	f->roles_guessed = !(p->flags & TH_SYN);
+	f->key = ++e->next_key;
 	return f;
 }
 
@@ -275,6 +291,11 @@ int engine_packet(engine *e, int dlt, const uint8_t *data, uint32_t caplen, uint
 		dpi_packet(e->dpi, f, &p, dir);
 	side_update(dir == 0 ? &f->c : &f->s, &p);
 	flow_touch(e->flows, f);
+	if (verdicts_final(e, f)) {
+		if (write_record(e, f) != 0)
+			return -1;
+		f->written = true;
+	}
 	return 0;
 }
 

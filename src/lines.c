@@ -43,6 +43,8 @@ static int lines_flow(void *self, const struct flow_record *r)
 {
 	struct lines *l = self;
 	FILE *o = l->out;
+	if (r->update)
+		return 0; /* printed when its verdicts became final */
 	if (!l->json) {
 		char cw[24] = "-", sw[24] = "-";
 		if (r->c.syn_win != NULL64)

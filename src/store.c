@@ -117,12 +117,13 @@ static const char *const flow_columns[] = {
 	"run_id", "ts_us", "ip_ver", "client_ip", "client_port", "server_ip", "server_port",
 	"handshake", "syn_us", "synack_us", "ack_us", "rtt_us", "rtt_c_us", "rtt_s_us",
 	"duration_us", "end_reason", "app_proto", "app_category", "server_name", "dpi_method",
+	"flow_key",
 };
 #define N_FLOW_COLUMNS (sizeof(flow_columns) / sizeof(flow_columns[0]))
 
 static int prepare_insert(store *s)
 {
-	char sql[4096];
+	char sql[8192];
 	size_t n = (size_t)snprintf(sql, sizeof(sql), "INSERT INTO flows (");
 	for (size_t i = 0; i < N_FLOW_COLUMNS; i++)
 		n += (size_t)snprintf(sql + n, sizeof(sql) - n, "%s%s", i ? "," : "", flow_columns[i]);
@@ -133,7 +134,17 @@ static int prepare_insert(store *s)
 	n += (size_t)snprintf(sql + n, sizeof(sql) - n, ") VALUES (");
 	for (size_t i = 0; i < N_FLOW_COLUMNS + 2 * N_SIDE_COLUMNS; i++)
 		n += (size_t)snprintf(sql + n, sizeof(sql) - n, "%s?", i ? "," : "");
-	snprintf(sql + n, sizeof(sql) - n, ")");
+	/* a flow written early gets its final state in place: same row, same id */
+	n += (size_t)snprintf(sql + n, sizeof(sql) - n, ") ON CONFLICT (run_id, flow_key) DO UPDATE SET ");
+	for (size_t i = 2; i < N_FLOW_COLUMNS; i++) /* all but run_id, ts_us */
+		n += (size_t)snprintf(sql + n, sizeof(sql) - n, "%s%s=excluded.%s", i > 2 ? "," : "",
+		                      flow_columns[i], flow_columns[i]);
+	for (int side = 0; side < 2; side++)
+		for (size_t i = 0; i < N_SIDE_COLUMNS; i++)
+			n += (size_t)snprintf(sql + n, sizeof(sql) - n, ",%c_%s=excluded.%c_%s", "cs"[side],
+			                      side_columns[i], "cs"[side], side_columns[i]);
+	if (n >= sizeof(sql))
+		return -1;
 	if (sqlite3_prepare_v2(s->db, sql, -1, &s->ins_flow, NULL) != SQLITE_OK) {
 		set_err(s, "cannot prepare the flow insert");
 		return -1;
@@ -335,6 +346,7 @@ static int sink_flow(void *self, const struct flow_record *r)
 	bind_text(st, i++, r->app_category);
 	bind_text(st, i++, r->server_name);
 	bind_text(st, i++, r->dpi_method);
+	bind_i64(st, i++, r->flow_key);
 	bind_side(st, &i, &r->c);
 	bind_side(st, &i, &r->s);
 	int rc = sqlite3_step(st);

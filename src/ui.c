@@ -94,6 +94,8 @@ static unsigned segs_of(int64_t v) { return v == NULL64 || v < 0 ? 0 : v > IW_MA
 static int sink_flow(void *self, const struct flow_record *r)
 {
 	ui *u = self;
+	if (r->update)
+		return 0; /* counted when its verdicts became final */
 	u->flows++;
 	u->seq++;
 	const char *lim = r->s.iw_limit;

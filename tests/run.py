@@ -886,6 +886,51 @@ def dashboard(binary, tmp, env_prefix=""):
     return db
 
 
+@test("long-flow-written-when-verdicts-are-final", ("release", "asan"))
+def t_early(binary, tmp):
+    """A persistent connection: two request/response exchanges close both first flights at
+    about 0.1 s, then it idles until 3 s. Replayed at its own pace, its row is written (and its
+    line printed) long before it ends; at its end the same row gets its final counters."""
+    c = craft.Conn(cport=41100, sport=8080)
+    c.c(0, "S", 0, 0, opts=craft.tcp_options(mss=1460))
+    c.s(0.001, "SA", 0, 1, opts=craft.tcp_options(mss=1460))
+    c.c(0.020, "A", 1, 1)
+    c.c(0.001, "PA", 1, 1, payload=b"a" * 10)          # request 1
+    for i in range(3):
+        c.s(0.001, "A", 1 + 1000 * i, 11, payload=bytes(1000))
+    c.c(0.020, "A", 11, 3001)
+    c.c(0.030, "PA", 11, 3001, payload=b"b" * 10)      # request 2: the client's flight closes
+    c.s(0.021, "PA", 3001, 21, payload=bytes(500))     # response 2: the server's flight closes
+    c.c(0.020, "A", 21, 3501)
+    c.c(2.900, "PA", 21, 3501, payload=b"c" * 10)      # much later: more traffic, then FIN
+    c.s(0.020, "FA", 3501, 31)
+    c.c(0.020, "FA", 31, 3502)
+    p = os.path.join(tmp, "keepalive.pcap")
+    craft.write_pcap(p, c.out)
+    db = os.path.join(tmp, "k.db")
+    proc = subprocess.Popen([binary, "-q", "--no-dpi", "-r", p, "--replay", "--no-ui", "--json", "-o", db],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
+    t0 = time.time()
+    line = proc.stdout.readline()
+    t_line = time.time() - t0
+    # committed within a second of being written, while the flow is still open
+    mid = wait_for(lambda: count_rows(db) and rows(db, "SELECT id, c_pkts, end_reason, s_iw_limit, s_iw_segs FROM flows"),
+                   2.5, "the early row")
+    eq(proc.poll(), None, "still replaying")
+    out, err = proc.communicate(timeout=30)
+    t_end = time.time() - t0
+    eq(proc.returncode, 0, "exit: " + err)
+    assert json.loads(line)["client_port"] == 41100, line
+    assert t_line < 1.5 and t_end > 2.8, "line at %.2f s, end at %.2f s" % (t_line, t_end)
+    eq(len(mid), 1, "row present while the flow is open")
+    eq((mid[0]["end_reason"], mid[0]["s_iw_limit"], mid[0]["s_iw_segs"]), (None, "app", 3), "early row")
+    final = rows(db, "SELECT id, c_pkts, end_reason FROM flows")
+    eq(len(final), 1, "still one row")
+    eq((final[0]["id"], final[0]["end_reason"]), (mid[0]["id"], "fin"), "updated in place")
+    assert final[0]["c_pkts"] > mid[0]["c_pkts"], (final, mid)
+    eq(out.strip(), "", "one line per flow, printed once")
+
+
 @test("dashboard-tmux", ("release", "asan"))
 def t_dashboard(binary, tmp):
     if not shutil.which("tmux"):
