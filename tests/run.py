@@ -152,7 +152,7 @@ def t_pcapgen(binary, tmp):
         eq(open(out, "rb").read() == open(os.path.join(PCAPS, "link", cap), "rb").read(), True, cap)
 
 
-@test("tshark-crosscheck-test-captures")
+@test("tshark-crosscheck-test-captures", ("release", "asan"))
 def t_tshark_ours(binary, tmp):
     caps = sorted(glob.glob(os.path.join(PCAPS, "truth", "*.pcap")) +
                   glob.glob(os.path.join(PCAPS, "link", "*.pcap")) +
@@ -252,7 +252,7 @@ def t_multi(binary, tmp):
     eq(r["packets"], len(recs), "packets")
 
 
-@test("stdin")
+@test("stdin", ("release", "asan"))
 def t_stdin(binary, tmp):
     db = os.path.join(tmp, "i.db")
     run(["-q", "-r", "-", "-o", db, "--no-dpi"], binary, 0, stdin=open(truth_pcap(), "rb").read())
@@ -260,7 +260,7 @@ def t_stdin(binary, tmp):
     eq(strip_ids(rows(db)), want, "rows")
 
 
-@test("bpf-filter")
+@test("bpf-filter", ("release", "asan"))
 def t_filter(binary, tmp):
     cap = truth_pcap()
     all_rows = rows(analyse(binary, [cap], tmp, ["--no-dpi"], "a.db"))
@@ -280,13 +280,13 @@ def t_filter(binary, tmp):
     assert not os.path.exists(os.path.join(tmp, "e.db")), "bad filter created the database"
 
 
-@test("count")
+@test("count", ("release", "asan"))
 def t_count(binary, tmp):
     db = analyse(binary, [truth_pcap()], tmp, ["--no-dpi", "-c", "7"])
     eq(rows(db, "SELECT packets FROM runs")[0]["packets"], 7, "packets")
 
 
-@test("help-version-usage")
+@test("help-version-usage", ("release", "asan"))
 def t_cli(binary, tmp):
     rc, out, _ = run(["--help"], binary)
     eq(rc, 0, "--help")
@@ -380,7 +380,7 @@ def t_db_refusals(binary, tmp):
     eq(open(junk, "rb").read(), before, "corrupt file changed")
 
 
-@test("read-only-database")
+@test("read-only-database", ("release", "asan"))
 def t_readonly(binary, tmp):
     cap = truth_pcap()
     db = analyse(binary, [cap], tmp, ["--no-dpi"], "ro.db")
@@ -525,7 +525,7 @@ def t_decode_counts(binary, tmp):
        {"decode_errors": 3, "tcp_packets": 1}, "run counters")
 
 
-@test("snaplen-payload-from-ip-header")
+@test("snaplen-payload-from-ip-header", ("release", "asan"))
 def t_snaplen(binary, tmp):
     """snap96 captures: the payload lengths (and so the flight) come from the IP header."""
     full = rows(analyse(binary, [truth_pcap("iw10.mid")], tmp, ["--no-dpi"], "a.db"))
@@ -554,7 +554,7 @@ def t_report(binary, tmp):
     eq(run(["report", os.path.join(tmp, "none.db")], binary)[0], 2, "missing database")
 
 
-@test("views")
+@test("views", ("release", "asan"))
 def t_views(binary, tmp):
     db = analyse(binary, [truth_pcap("iw10.mid"), truth_pcap("iw16.mid")], tmp, ["--no-dpi"])
     v = rows(db, "SELECT * FROM server_iw")
@@ -652,7 +652,7 @@ for _v in ("client", "mid", "server"):
     test("dpi:" + _v, ("release", "asan"))(make_dpi_test(_v))
 
 
-@test("dpi-report-by-app")
+@test("dpi-report-by-app", ("release", "asan"))
 def t_dpi_report(binary, tmp):
     db = analyse(binary, [os.path.join(PCAPS, "dpi", "apps.client.pcap")], tmp)
     got = rows(db, "SELECT app_proto, iw_class, iw_limit, flows FROM iw_by_app ORDER BY 1")
@@ -688,7 +688,7 @@ def t_install(binary, tmp):
     eq(rc, 0, "installed binary")
 
 
-@test("schema-file-is-what-the-binary-creates")
+@test("schema-file-is-what-the-binary-creates", ("release", "asan"))
 def t_schema(binary, tmp):
     db = analyse(binary, [truth_pcap()], tmp, ["--no-dpi"])
     ref = os.path.join(tmp, "ref.db")
@@ -847,7 +847,7 @@ def t_live(binary, tmp):
         tr.teardown()
 
 
-@test("live-errors")
+@test("live-errors", ("release", "asan"))
 def t_live_errors(binary, tmp):
     need_root()
     rc, _, err = run(["-i", "nosuchif0", "-o", os.path.join(tmp, "x.db"), "--no-ui"], binary)
@@ -969,7 +969,7 @@ def t_dashboard(binary, tmp):
         tmux("kill-session", "-t", "dash")
 
 
-@test("dashboard-no-color")
+@test("dashboard-no-color", ("release", "asan"))
 def t_no_color(binary, tmp):
     if not shutil.which("tmux"):
         raise Skip("tmux not installed")
@@ -1197,7 +1197,7 @@ def t_flood(binary, tmp):
                                                                  rss_kib / 1024, time.time() - t0)
 
 
-@test("sigint-offline-keeps-rows")
+@test("sigint-offline-keeps-rows", ("release", "asan"))
 def t_sigint(binary, tmp):
     p = os.path.join(tmp, "flood.pcap")
     syn_flood(p, 1000000, seed=2)
@@ -1215,7 +1215,7 @@ def t_sigint(binary, tmp):
     eq(r["flows"], rows(db, "SELECT count(*) AS n FROM flows")[0]["n"], "every analysed flow written")
 
 
-@test("full-disk")
+@test("full-disk", ("release", "asan"))
 def t_full_disk(binary, tmp):
     need_root()
     mnt = os.path.join(tmp, "small")
@@ -1237,6 +1237,31 @@ def t_full_disk(binary, tmp):
         return "%d committed rows survive a full disk" % n
     finally:
         subprocess.run(["umount", mnt])
+
+
+@test("reader-never-sees-half-a-flow")
+def t_reader(binary, tmp):
+    """A reader polling while iwscope writes sees whole rows only, and never fewer than before."""
+    p = os.path.join(tmp, "flood.pcap")
+    syn_flood(p, 300000, seed=4)
+    db = os.path.join(tmp, "r.db")
+    proc = subprocess.Popen([binary, "-q", "--no-dpi", "-r", p, "-o", db, "--flow-cap", "2048"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
+    seen, polls = 0, 0
+    while proc.poll() is None:
+        n = count_rows(db)
+        half = count_rows(db, "SELECT count(*) FROM flows WHERE handshake IS NULL OR client_ip IS NULL "
+                              "OR c_pkts IS NULL OR s_pkts IS NULL OR c_syn_win IS NULL OR flow_key IS NULL")
+        if n is not None and half is not None:
+            polls += 1
+            eq(half, 0, "rows missing columns")
+            assert n >= seen, "row count went back from %d to %d" % (seen, n)
+            seen = n
+        time.sleep(0.05)
+    eq(proc.returncode, 0, "writer")
+    assert polls >= 3 and 0 < seen, "only %d reads during the run" % polls
+    eq(count_rows(db), rows(db, "SELECT flows FROM runs")[0]["flows"], "final rows")
+    return "%d reads during the run" % polls
 
 
 @test("two-writers-one-database", ("release", "asan"))
