@@ -802,12 +802,7 @@ def t_live(binary, tmp):
     procs = []
     db = os.path.join(tmp, "live.db")
     try:
-        tr.setup({"name": "live", "iw": 10})
-        procs.append(tr.start([tr.DELAYLINE, "r1c", "r1m", "10000"], tr.NS["r1"]))
-        procs.append(tr.start([tr.DELAYLINE, "r2m", "r2s", "10000"], tr.NS["r2"]))
-        srv = tr.start(["python3", tr.APP, "server", tr.S4, "8080"], tr.NS["s"])
-        procs.append(srv)
-        tr.wait_line(srv, "ready")
+        procs += tr.lab({"name": "live", "iw": 10}, 10000, 10000, app_server=True)
         cap = subprocess.Popen(["ip", "netns", "exec", tr.NS["c"], binary, "-i", "c0", "-o", db,
                                 "-Z", "nobody", "--no-ui", "--json"], stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True, env=ENV)

@@ -99,38 +99,55 @@ FLOWS = [
 ]
 
 
+def servers_up(d, sans, files):
+    """Certificates, nginx and sshd configuration in d; files {name: size} under www/. Call
+    after truth.setup(): it starts nginx and sshd in the server namespace."""
+    certs(d, names=sans)
+    os.makedirs(os.path.join(d, "www"))
+    for name, size in files.items():
+        open(os.path.join(d, "www", name), "wb").write(bytes(size))
+    open(os.path.join(d, "nginx.conf"), "w").write(NGINX_CONF.format(d=d))
+    open(os.path.join(d, "sshd_config"), "w").write(SSHD_CONF.format(d=d))
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f",
+                    os.path.join(d, "ssh_host_ed25519_key")], check=True)
+    os.makedirs("/run/sshd", exist_ok=True)
+
+
+def servers_start(d):
+    subprocess.run(["ip", "netns", "exec", truth.NS["s"], "nginx", "-c",
+                    os.path.join(d, "nginx.conf")], check=True)
+    subprocess.run(["ip", "netns", "exec", truth.NS["s"], "/usr/sbin/sshd", "-f",
+                    os.path.join(d, "sshd_config")], check=True)
+
+
+def servers_down(d):
+    for pidfile in ("nginx.pid", "sshd.pid"):
+        try:
+            os.kill(int(open(os.path.join(d, pidfile)).read()), 15)
+        except (OSError, ValueError):
+            pass
+
+
 def main():
     if os.geteuid() != 0:
         print("dpicap.py: needs root (network namespaces)", file=sys.stderr)
         return 2
-    os.makedirs(OUT, exist_ok=True)
+    out = sys.argv[1] if len(sys.argv) > 1 else OUT
+    os.makedirs(out, exist_ok=True)
     d = tempfile.mkdtemp(prefix="iwscope-dpi-")
     os.chmod(d, 0o755)
     procs = []
     try:
-        certs(d)
-        os.makedirs(os.path.join(d, "www"))
-        open(os.path.join(d, "www", "big"), "wb").write(bytes(100000))
-        open(os.path.join(d, "nginx.conf"), "w").write(NGINX_CONF.format(d=d))
-        open(os.path.join(d, "sshd_config"), "w").write(SSHD_CONF.format(d=d))
-        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f",
-                        os.path.join(d, "ssh_host_ed25519_key")], check=True)
-        os.makedirs("/run/sshd", exist_ok=True)
-        sc = {"name": "apps", "iw": 10}
-        truth.setup(sc)
-        procs.append(truth.start([truth.DELAYLINE, "r1c", "r1m", "10000"], truth.NS["r1"]))
-        procs.append(truth.start([truth.DELAYLINE, "r2m", "r2s", "10000"], truth.NS["r2"]))
+        servers_up(d, 600, {"big": 100000})
+        procs += truth.lab({"name": "apps", "iw": 10}, 10000, 10000)
         caps = []
         for vantage, ns, dev in (("client", "c", "c0"), ("mid", "r1", "r1m"), ("server", "s", "s0")):
-            path = os.path.join(OUT, "apps.%s.pcap" % vantage)
+            path = os.path.join(out, "apps.%s.pcap" % vantage)
             p = truth.start(["tcpdump", "-i", dev, "--immediate-mode", "-U", "-w", path, "tcp"],
                             truth.NS[ns])
             truth.wait_line(p, "listening")
             caps.append(p)
-        subprocess.run(["ip", "netns", "exec", truth.NS["s"], "nginx", "-c",
-                        os.path.join(d, "nginx.conf")], check=True)
-        subprocess.run(["ip", "netns", "exec", truth.NS["s"], "/usr/sbin/sshd", "-f",
-                        os.path.join(d, "sshd_config")], check=True)
+        servers_start(d)
         app = truth.start(["python3", truth.APP, "server", "10.77.0.2", "4777"], truth.NS["s"])
         truth.wait_line(app, "ready")
         procs.append(app)
@@ -147,12 +164,8 @@ def main():
         time.sleep(0.5)
         for p in caps:
             truth.stop(p)
-        for pidfile in ("nginx.pid", "sshd.pid"):
-            try:
-                os.kill(int(open(os.path.join(d, pidfile)).read()), 15)
-            except (OSError, ValueError):
-                pass
-        with open(os.path.join(OUT, "apps.expect.json"), "w") as f:
+        servers_down(d)
+        with open(os.path.join(out, "apps.expect.json"), "w") as f:
             json.dump(expect, f, indent=1)
             f.write("\n")
         print("apps: %d flows" % len(expect))

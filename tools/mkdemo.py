@@ -32,21 +32,14 @@ def main():
     if os.geteuid() != 0:
         print("mkdemo.py: needs root (network namespaces)", file=sys.stderr)
         return 2
-    out = os.path.join(truth.ROOT, "tests", "pcaps", "demo.pcap")
+    out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(truth.ROOT, "tests", "pcaps", "demo.pcap")
     d = tempfile.mkdtemp(prefix="iwscope-demo-")
     os.chmod(d, 0o755)
     procs = []
     try:
-        dpicap.certs(d, names=1200)  # a ~30 KB chain fills even the CDN's IW16
-        os.makedirs(os.path.join(d, "www"))
-        open(os.path.join(d, "www", "big"), "wb").write(bytes(60000))
-        open(os.path.join(d, "www", "small"), "wb").write(bytes(2000))
-        open(os.path.join(d, "nginx.conf"), "w").write(dpicap.NGINX_CONF.format(d=d))
-        open(os.path.join(d, "sshd_config"), "w").write(dpicap.SSHD_CONF.format(d=d))
-        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f",
-                        os.path.join(d, "ssh_host_ed25519_key")], check=True)
-        os.makedirs("/run/sshd", exist_ok=True)
-        truth.setup({"name": "demo", "iw": 10})
+        # a ~30 KB certificate chain fills even the CDN's IW16
+        dpicap.servers_up(d, 1200, {"big": 60000, "small": 2000})
+        procs += truth.lab({"name": "demo", "iw": 10}, 20000, 15000)
         smac = truth.mac(truth.NS["s"], "s0")
         for i, (addr, iw, _) in enumerate(SERVERS[1:], start=3):
             truth.sh(["ip", "addr", "add", addr + "/24", "dev", "s0"], ns=truth.NS["s"])
@@ -57,15 +50,10 @@ def main():
                       "permanent"], ns=truth.NS["c"])
         # clients of the old origin offer the 6KB receive window of Linux <= 2.6.37
         truth.sh(["ip", "route", "add", "10.77.0.3/32", "dev", "c0", "initrwnd", "4"], ns=truth.NS["c"])
-        procs.append(truth.start([truth.DELAYLINE, "r1c", "r1m", "20000"], truth.NS["r1"]))
-        procs.append(truth.start([truth.DELAYLINE, "r2m", "r2s", "15000"], truth.NS["r2"]))
         cap = truth.start(["tcpdump", "-i", "c0", "--immediate-mode", "-U", "-w", out, "tcp"],
                           truth.NS["c"])
         truth.wait_line(cap, "listening")
-        subprocess.run(["ip", "netns", "exec", truth.NS["s"], "nginx", "-c",
-                        os.path.join(d, "nginx.conf")], check=True)
-        subprocess.run(["ip", "netns", "exec", truth.NS["s"], "/usr/sbin/sshd", "-f",
-                        os.path.join(d, "sshd_config")], check=True)
+        dpicap.servers_start(d)
         time.sleep(0.5)
         (a2, _, n2), (a3, _, n3), (a4, _, n4) = SERVERS
         cmds = [curl("https://%s/big" % n4, n4, a4, 443), curl("http://%s/big" % n3, n3, a3, 80),
@@ -81,11 +69,7 @@ def main():
             time.sleep(0.2)
         time.sleep(0.5)
         truth.stop(cap)
-        for pidfile in ("nginx.pid", "sshd.pid"):
-            try:
-                os.kill(int(open(os.path.join(d, pidfile)).read()), 15)
-            except (OSError, ValueError):
-                pass
+        dpicap.servers_down(d)
         print("demo: %d connections -> %s" % (len(cmds), out))
     finally:
         for p in procs:

@@ -52,12 +52,7 @@ def main():
     procs = []
     log = open(log_path, "w")
     try:
-        truth.setup({"name": "soak", "iw": 10})
-        procs.append(truth.start([truth.DELAYLINE, "r1c", "r1m", "1000"], truth.NS["r1"]))
-        procs.append(truth.start([truth.DELAYLINE, "r2m", "r2s", "1000"], truth.NS["r2"]))
-        srv = truth.start(["python3", truth.APP, "server", truth.S4, "8080"], truth.NS["s"])
-        procs.append(srv)
-        truth.wait_line(srv, "ready")
+        procs += truth.lab({"name": "soak", "iw": 10}, 1000, 1000, app_server=True)
         cap = subprocess.Popen(["ip", "netns", "exec", truth.NS["c"],
                                 os.path.join(truth.ROOT, "build", "iwscope"), "-i", "c0", "-o", db,
                                 "--no-ui", "-q"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)

@@ -95,6 +95,20 @@ def setup(sc):
         sh(["ip", fam, "route", "replace", net, "dev", "c0"] + cli, ns=NS["c"])
 
 
+def lab(sc, d1_us, d2_us, drop=None, app_server=False):
+    """setup(sc), then the two delay lines (client side d1_us, server side d2_us, optionally
+    dropping a frame) and, if asked, tools/tcpapp.py serving on S4:PORT. Returns the started
+    processes, for stop()."""
+    setup(sc)
+    procs = [start([DELAYLINE, "r1c", "r1m", str(d1_us)], NS["r1"]),
+             start([DELAYLINE, "r2m", "r2s", str(d2_us)] + (["--drop", drop] if drop else []), NS["r2"])]
+    if app_server:
+        srv = start(["python3", APP, "server", S4, str(PORT)], NS["s"])
+        procs.append(srv)
+        wait_line(srv, "ready")
+    return procs
+
+
 def start(cmd, ns, **kw):
     return subprocess.Popen(["ip", "netns", "exec", ns] + cmd, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, **kw)
@@ -166,11 +180,8 @@ def truth_for(sc, transfer, cport):
 
 def run(sc, outdir):
     name = sc["name"]
-    setup(sc)
     d1, d2 = sc.get("delay_ms", (15, 15))
-    dl1 = start([DELAYLINE, "r1c", "r1m", str(d1 * 1000)], NS["r1"])
-    drop = ["--drop", sc["drop"]] if sc.get("drop") else []
-    dl2 = start([DELAYLINE, "r2m", "r2s", str(d2 * 1000)] + drop, NS["r2"])
+    dl1, dl2 = lab(sc, d1 * 1000, d2 * 1000, sc.get("drop"))
     snap = str(sc.get("snaplen", 262144))
     caps = {}
     for vantage, ns, dev in (("client", "c", "c0"), ("mid", "r1", "r1m"), ("server", "s", "s0")):
