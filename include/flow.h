@@ -54,7 +54,6 @@ struct first_flight {
 	bool rwnd_known;
 	bool loss;                  /* hole or retransmission inside flight 1 */
 	bool r_data_before_next;    /* receiver sent new data between flight start and next data */
-	bool fin;                   /* sender's FIN seen while the flight was open */
 };
 
 /* One endpoint of a flow and everything it sent. */

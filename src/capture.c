@@ -37,38 +37,58 @@ static void link_name(int dlt, char *buf, size_t len)
 	         desc ? desc : "", desc ? "]" : "", dlt);
 }
 
-/* Reads one file; returns 0 when read to its end, -1 on a problem already reported. */
-static int read_file(const char *path, const struct capture_opts *o, capture_fn fn, void *arg,
-                     volatile sig_atomic_t *stop, struct capture_result *res)
+/* Compiles filter for pc's link type and installs it; 0, or -1 with libpcap's reason in err. */
+static int set_filter(pcap_t *pc, const char *filter, char *err, size_t errlen)
+{
+	struct bpf_program prog;
+	if (pcap_compile(pc, &prog, filter, 1, PCAP_NETMASK_UNKNOWN) != 0) {
+		snprintf(err, errlen, "filter \"%s\": %s", filter, pcap_geterr(pc));
+		return -1;
+	}
+	int rc = pcap_setfilter(pc, &prog);
+	if (rc != 0)
+		snprintf(err, errlen, "filter \"%s\": %s", filter, pcap_geterr(pc));
+	pcap_freecode(&prog);
+	return rc == 0 ? 0 : -1;
+}
+
+/* Opens a capture file of a supported link type with filter installed. NULL after one line on
+ * stderr; *filter_error is set when the filter was the problem. */
+static pcap_t *open_file(const char *path, const char *filter, int *dlt, int *filter_error)
 {
 	char errbuf[PCAP_ERRBUF_SIZE] = "";
 	pcap_t *pc = pcap_open_offline_with_tstamp_precision(path, PCAP_TSTAMP_PRECISION_MICRO,
 	                                                     errbuf);
 	if (!pc) {
 		fprintf(stderr, "iwscope: %s: %s\n", path, errbuf);
-		return -1;
+		return NULL;
 	}
-	int dlt = pcap_datalink(pc);
-	if (!decode_link_supported(dlt)) {
+	*dlt = pcap_datalink(pc);
+	if (!decode_link_supported(*dlt)) {
 		char name[160];
-		link_name(dlt, name, sizeof(name));
+		link_name(*dlt, name, sizeof(name));
 		fprintf(stderr, "iwscope: %s: unsupported link type %s\n", path, name);
 		pcap_close(pc);
+		return NULL;
+	}
+	char err[512];
+	if (filter && set_filter(pc, filter, err, sizeof(err)) != 0) {
+		fprintf(stderr, "iwscope: %s\n", err);
+		*filter_error = 1;
+		pcap_close(pc);
+		return NULL;
+	}
+	return pc;
+}
+
+/* Reads one file; returns 0 when read to its end, -1 on a problem already reported. */
+static int read_file(const char *path, const struct capture_opts *o, capture_fn fn, void *arg,
+                     volatile sig_atomic_t *stop, struct capture_result *res)
+{
+	int dlt;
+	pcap_t *pc = open_file(path, o->filter, &dlt, &res->filter_error);
+	if (!pc)
 		return -1;
-	}
-	if (o->filter) {
-		struct bpf_program prog;
-		if (pcap_compile(pc, &prog, o->filter, 1, PCAP_NETMASK_UNKNOWN) != 0 ||
-		    pcap_setfilter(pc, &prog) != 0) {
-			fprintf(stderr, "iwscope: filter \"%s\": %s\n", o->filter, pcap_geterr(pc));
-			if (prog.bf_insns)
-				pcap_freecode(&prog);
-			res->filter_error = 1;
-			pcap_close(pc);
-			return -1;
-		}
-		pcap_freecode(&prog);
-	}
 	int rc = 0;
 	for (;;) {
 		if (*stop || (o->max_packets && res->packets >= o->max_packets))
@@ -162,16 +182,11 @@ capture_live *capture_live_open(const struct live_opts *o, char *err, size_t err
 		free(c);
 		return NULL;
 	}
-	struct bpf_program prog;
-	const char *filter = o->filter ? o->filter : "tcp";
-	if (pcap_compile(c->pc, &prog, filter, 1, PCAP_NETMASK_UNKNOWN) != 0 ||
-	    pcap_setfilter(c->pc, &prog) != 0) {
-		snprintf(err, errlen, "filter \"%s\": %s", filter, pcap_geterr(c->pc));
+	if (set_filter(c->pc, o->filter ? o->filter : "tcp", err, errlen) != 0) {
 		pcap_close(c->pc);
 		free(c);
 		return NULL;
 	}
-	pcap_freecode(&prog);
 	pcap_setnonblock(c->pc, 1, errbuf);
 	c->fd = pcap_get_selectable_fd(c->pc);
 	return c;
@@ -263,32 +278,11 @@ static uint64_t mono_us(void)
 static int replay_next_file(capture_replay *r)
 {
 	while (r->file < r->o.nfiles) {
-		const char *path = r->o.files[r->file++];
-		char errbuf[PCAP_ERRBUF_SIZE];
-		r->pc = pcap_open_offline_with_tstamp_precision(path, PCAP_TSTAMP_PRECISION_MICRO, errbuf);
-		if (!r->pc) {
-			fprintf(stderr, "iwscope: %s: %s\n", path, errbuf);
-			r->failed++;
-			continue;
-		}
-		r->dlt = pcap_datalink(r->pc);
-		if (!decode_link_supported(r->dlt)) {
-			char name[160];
-			link_name(r->dlt, name, sizeof(name));
-			fprintf(stderr, "iwscope: %s: unsupported link type %s\n", path, name);
-			pcap_close(r->pc);
-			r->pc = NULL;
-			r->failed++;
-			continue;
-		}
-		if (r->o.filter) {
-			struct bpf_program prog;
-			if (pcap_compile(r->pc, &prog, r->o.filter, 1, PCAP_NETMASK_UNKNOWN) == 0) {
-				pcap_setfilter(r->pc, &prog);
-				pcap_freecode(&prog);
-			}
-		}
-		return 0;
+		int filter_error = 0;
+		r->pc = open_file(r->o.files[r->file++], r->o.filter, &r->dlt, &filter_error);
+		if (r->pc)
+			return 0;
+		r->failed++;
 	}
 	return -1;
 }

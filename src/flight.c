@@ -115,8 +115,6 @@ static void sender_packet(struct flow *f, struct side *s, const struct side *r, 
 			} else if (pl == ff->max_payload) {
 				ff->n_max++;
 			}
-			if (p->flags & TH_FIN)
-				ff->fin = true;
 		} else {
 			ff->state = FF_CLOSED;
 			ff->fl_end = ff->snd_nxt;
@@ -171,8 +169,8 @@ void flight_update(struct flow *f, const struct pkt *p, int dir, const struct fl
 
 /* R's advertised window in bytes before S's data; false when unknown (INFERENCE.md: never
  * call a flight rwnd-limited on a guessed window). */
-static bool receiver_window(const struct flow *f, const struct first_flight *ff,
-                            const struct side *r, const struct side *s, uint32_t *rwnd)
+static bool receiver_window(const struct first_flight *ff, const struct side *r,
+                            const struct side *s, uint32_t *rwnd)
 {
 	if (!ff->rwnd_known)
 		return false;
@@ -192,7 +190,6 @@ static bool receiver_window(const struct flow *f, const struct first_flight *ff,
 	if ((!r_ws && (r->syn.quirks & Q_OPT_CUT)) || (!s_ws && (s->syn.quirks & Q_OPT_CUT)))
 		return false;
 	*rwnd = ff->rwnd_field;
-	(void)f;
 	return true;
 }
 
@@ -216,7 +213,7 @@ enum ff_limit flight_limit(const struct flow *f, int sender, uint16_t *smss)
 	if (ff->loss)
 		return LIMIT_LOSS;
 	uint32_t rwnd;
-	if (receiver_window(f, ff, r, s, &rwnd) && (uint64_t)ff->bytes + m > rwnd)
+	if (receiver_window(ff, r, s, &rwnd) && (uint64_t)ff->bytes + m > rwnd)
 		return LIMIT_RWND;
 	if (ff->state == FF_CLOSED && !ff->r_data_before_next) {
 		int64_t rtt = flight_rtt(f);
