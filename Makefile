@@ -3,14 +3,14 @@
 
 PREFIX  ?= /usr/local
 CC      ?= cc
-PKGS    := libpcap libndpi sqlite3 ncursesw
+PKGS    := libpcap libndpi sqlite3 ncursesw libpq
 SRCS    := $(wildcard src/*.c)
 HDRS    := $(wildcard include/*.h)
 
 # Debian packages the build and the tests need (installed by `make deps` when missing).
-DEB_BUILD := gcc make pkg-config libpcap-dev libndpi-dev libsqlite3-dev libncurses-dev
+DEB_BUILD := gcc make pkg-config libpcap-dev libndpi-dev libsqlite3-dev libncurses-dev libpq-dev
 DEB_TEST  := sqlite3 tshark tcpdump tcptrace libndpi-bin iproute2 ethtool clang time \
-             libclang-rt-14-dev valgrind tmux python3 chromium
+             libclang-rt-14-dev valgrind tmux python3 chromium postgresql
 
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lm
@@ -28,9 +28,10 @@ SAN      := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-r
 .PHONY: all debug deps demo test install clean truth fuzz fuzzers bench tools soak
 all: $(BUILD)/iwscope
 
-$(BUILD)/schema_sql.c: schema/iwscope.sql tools/embed.sh
+$(BUILD)/schema_sql.c: schema/sqlite.sql schema/postgresql.sql schema/views.sql tools/embed.sh
 	@mkdir -p $(@D)
-	sh tools/embed.sh store_schema_sql $< > $@
+	{ sh tools/embed.sh store_schema_sql schema/sqlite.sql schema/views.sql && \
+	  sh tools/embed.sh pg_schema_sql schema/postgresql.sql schema/views.sql; } > $@
 
 $(BUILD)/%.o: src/%.c $(HDRS) | $(BUILD)
 	$(CC) $(ALL_CFLAGS) $(HARDEN) -c $< -o $@
@@ -100,7 +101,8 @@ truth: deps
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/iwscope $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 755 $(BUILD)/iwscope $(DESTDIR)$(PREFIX)/bin/iwscope
-	install -m 644 schema/iwscope.sql $(DESTDIR)$(PREFIX)/share/iwscope/iwscope.sql
+	install -m 644 schema/sqlite.sql schema/postgresql.sql schema/views.sql \
+	  $(DESTDIR)$(PREFIX)/share/iwscope/
 	install -m 644 man/iwscope.1 $(DESTDIR)$(PREFIX)/share/man/man1/iwscope.1
 
 clean:

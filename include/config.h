@@ -39,6 +39,21 @@
 #ifndef STORE_BUSY_MS
 #define STORE_BUSY_MS 5000 /* wait this long for another writer */
 #endif
+#define PROBE_MAX 64 /* bytes of a probe name, with its NUL */
+
+/* PostgreSQL sink: the spool drains in batches; reconnects back off up to PG_BACKOFF_MAX_S */
+#ifndef PG_BATCH_ROWS
+#define PG_BATCH_ROWS 5000 /* flows per COPY transaction */
+#endif
+#ifndef PG_DRAIN_PER_TICK
+#define PG_DRAIN_PER_TICK 50000 /* flows sent per tick at most, so the capture keeps up */
+#endif
+#ifndef PG_BACKOFF_MAX_S
+#define PG_BACKOFF_MAX_S 30
+#endif
+#ifndef PG_CONNECT_TIMEOUT_S
+#define PG_CONNECT_TIMEOUT_S "5" /* libpq connect_timeout unless PGCONNECT_TIMEOUT is set */
+#endif
 
 /* nDPI */
 #ifndef DPI_MAX_PKTS

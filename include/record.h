@@ -36,6 +36,7 @@ struct flow_record {
 
 /* The run as the sinks see it; counters are final only in run_end. */
 struct run_info {
+	const char *probe;    /* capture point: --probe, default the host name */
 	int64_t started_us, finished_us;
 	const char *source;   /* files or interface, as given */
 	const char *filter;   /* BPF expression or NULL */

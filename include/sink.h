@@ -19,6 +19,8 @@ struct sink_ops {
 	/* Called once at the end with final counters. */
 	int (*end)(void *self, const struct run_info *run);
 	void (*close)(void *self);
+	/* The last failure, one line (what a -1 above meant). */
+	const char *(*error)(void *self);
 };
 
 struct sink {

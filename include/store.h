@@ -2,7 +2,9 @@
 #ifndef IWSCOPE_STORE_H
 #define IWSCOPE_STORE_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "sink.h"
 
@@ -33,8 +35,49 @@ int store_query(store *s, const char *sql, store_row_fn row, void *arg);
 /* Like store_query with one text parameter bound to ?1. */
 int store_query1(store *s, const char *sql, const char *param, store_row_fn row, void *arg);
 
+/* Commits what the sink has pending. 0 or -1. */
+int store_flush(store *s);
+
+/* One table's rows as text, to copy them to another database. */
+struct store_rows {
+	const char *table;          /* runs, run_decode or flows */
+	int ncols;
+	const char *const *names;   /* ncols column names */
+	unsigned nrows;
+	const char *const *vals;    /* nrows * ncols, row after row; NULL is SQL NULL */
+};
+
+/* Takes one batch (runs, run_decode, flows or just flows) in one transaction: 0 when it is
+ * committed at the other end, -1 when it is not (nothing of it counts as sent). */
+typedef int (*store_batch_fn)(void *arg, const struct store_rows *tables, unsigned ntables);
+
+struct store_copy_stats {
+	uint64_t flows, runs, batches;
+};
+
+/* Hands s's rows to fn, oldest flows first, in batches of PG_BATCH_ROWS flows; stops after
+ * max_flows (0 = all). With drain (the spool), each batch is deleted in the transaction that
+ * sent it, and finished runs once none of their flows is left. Returns 0 when done; -1 when
+ * fn refused a batch (it stays); -2 on a database error (store_error). */
+int store_copy(store *s, bool drain, uint64_t max_flows, store_batch_fn fn, void *arg,
+               struct store_copy_stats *cs);
+
+/* Flows waiting in s (the spool). 0 or -1. */
+int store_pending(store *s, int64_t *flows);
+
+struct store_merge_stats {
+	uint64_t runs, flows, new_runs, new_flows;
+};
+
+/* Adds the iwscope database at src to dst in one transaction: rows already there (same
+ * probe, run and flow) are replaced only by a later state, never duplicated. 0 or -1. */
+int store_merge(store *dst, const char *src, struct store_merge_stats *ms);
+
 /* SQLite's version string. */
 const char *store_sqlite_version(void);
+
+/* The SQLite schema this build creates (schema/sqlite.sql + schema/views.sql). */
+const char *store_schema_text(void);
 
 /* The schema version this build writes. */
 int store_schema_version(void);

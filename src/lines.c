@@ -99,6 +99,12 @@ static int lines_tick(void *self)
 
 static void lines_close(void *self) { free(self); }
 
+static const char *lines_error(void *self)
+{
+	(void)self;
+	return "standard output: write error";
+}
+
 static const struct sink_ops lines_ops = {
 	.name = "lines",
 	.begin = lines_nop,
@@ -106,6 +112,7 @@ static const struct sink_ops lines_ops = {
 	.tick = lines_tick,
 	.end = lines_nop,
 	.close = lines_close,
+	.error = lines_error,
 };
 
 struct sink lines_sink(FILE *out, bool json)

@@ -1,4 +1,5 @@
 /* iwscope: command line -> one read-only configuration; picks the source and the sinks. */
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
@@ -14,6 +15,9 @@
 #include "dpi.h"
 #include "engine.h"
 #include "lines.h"
+#include "merge.h"
+#include "pg.h"
+#include "pgsink.h"
 #include "plot.h"
 #include "report.h"
 #include "store.h"
@@ -31,7 +35,11 @@
 struct config {
 	const char *files[MAX_FILES];
 	unsigned nfiles;
-	const char *db;
+	const char *db;        /* -o: SQLite file or postgresql:// URI */
+	char db_shown[512];    /* db as messages show it (no password) */
+	const char *spool;     /* --spool: where a PostgreSQL sink keeps rows the server has not taken */
+	char spool_default[1024];
+	char probe[PROBE_MAX]; /* --probe */
 	uint64_t count;
 	char *filter;          /* owned */
 	bool quiet, verbose, json, no_dpi, force_timing;
@@ -57,14 +65,17 @@ static void on_signal(int sig)
 static void usage(FILE *out)
 {
 	fprintf(out,
-	        "usage: iwscope -r FILE [-r FILE ...] [-o DB] [-c COUNT] [-q] [-v] [--json]\n"
+	        "usage: iwscope -r FILE [-r FILE ...] [-o DB|URI] [-c COUNT] [-q] [-v] [--json]\n"
 	        "               [--replay[=SPEED]] [--no-ui] [--no-color] [-d SECONDS]\n"
 	        "               [--timing] [--no-dpi] [--dpi-packets N] [--flow-cap N]\n"
-	        "               [-F FILTERFILE | EXPRESSION]\n"
-	        "       iwscope -i IFACE [-o DB] [-s SNAPLEN] [-B BUFFER_KIB] [-p] [-Z USER]\n"
-	        "               [--no-ui] [--json] [--no-color] [-d SECONDS] [EXPRESSION]\n"
-	        "       iwscope report DB [--format table|csv|json] [--by server|app|rwnd|standard]\n"
-	        "       iwscope plot DB -o DIR\n"
+	        "               [--probe NAME] [--spool FILE] [-F FILTERFILE | EXPRESSION]\n"
+	        "       iwscope -i IFACE [-o DB|URI] [-s SNAPLEN] [-B BUFFER_KIB] [-p] [-Z USER]\n"
+	        "               [--no-ui] [--json] [--no-color] [-d SECONDS] [--probe NAME]\n"
+	        "               [--spool FILE] [EXPRESSION]\n"
+	        "       iwscope report DB|URI [--format table|csv|json] [--by server|app|rwnd|standard]\n"
+	        "       iwscope plot DB|URI -o DIR\n"
+	        "       iwscope merge DB [DB ...] -o DB|URI\n"
+	        "       iwscope schema sqlite|postgresql\n"
 	        "       iwscope --version | -h\n"
 	        "\n"
 	        "Reconstructs every TCP handshake in a capture, measures each side's first flight\n"
@@ -83,6 +94,12 @@ static void usage(FILE *out)
 	        "  --no-color     no colours in the dashboard (also when NO_COLOR is set)\n"
 	        "  -d SECONDS     dashboard refresh interval (default 1)\n"
 	        "  -o DB          SQLite database to write (default iwscope.db); created if absent\n"
+	        "  -o postgresql://USER@HOST/DB\n"
+	        "                 write to PostgreSQL instead (schema created if absent); rows\n"
+	        "                 spool to a local SQLite file while the server is unreachable\n"
+	        "  --probe NAME   this capture point's name in runs and flows (default: host name)\n"
+	        "  --spool FILE   the spool for -o postgresql:// (default\n"
+	        "                 ~/.local/state/iwscope/spool-PROBE.db)\n"
 	        "  -c COUNT       stop after COUNT packets\n"
 	        "  -F FILE        read the BPF filter expression from FILE\n"
 	        "  -q             print nothing but errors\n"
@@ -96,15 +113,16 @@ static void usage(FILE *out)
 	        "  --version      versions of iwscope, libpcap, nDPI and SQLite\n"
 	        "\n"
 	        "Exit status: 0 success, 1 usage error, 2 runtime failure (unreadable or cut\n"
-	        "capture, unsupported link type, database error). Rows analysed before a\n"
-	        "failure are kept. See iwscope(1).\n",
+	        "capture, unsupported link type, database error, unknown database host or\n"
+	        "refused login). Rows analysed before a failure are kept. See iwscope(1).\n",
 	        DPI_MAX_PKTS, FLOW_CAP_DEFAULT);
 }
 
 static void version(void)
 {
-	printf("iwscope %s\n%s\nnDPI %s\nSQLite %s (schema version %d)\n", IWSCOPE_VERSION,
-	       capture_pcap_version(), dpi_version(), store_sqlite_version(), store_schema_version());
+	printf("iwscope %s\n%s\nnDPI %s\nSQLite %s (schema version %d)\nlibpq %s\n", IWSCOPE_VERSION,
+	       capture_pcap_version(), dpi_version(), store_sqlite_version(), store_schema_version(),
+	       pg_libpq_version());
 	printf("memory: %zu bytes per open flow, plus %zu bytes of nDPI state until its protocol "
 	       "is decided\n", flow_slot_bytes(), dpi_flow_bytes());
 }
@@ -156,10 +174,64 @@ static char *read_filter_file(const char *path)
 	return buf;
 }
 
+/* A probe name goes into every row and into file names: keep it plain. */
+static bool valid_probe(const char *p)
+{
+	size_t n = strlen(p);
+	if (n == 0 || n >= PROBE_MAX)
+		return false;
+	for (; *p; p++)
+		if (!isalnum((unsigned char)*p) && !strchr("._:-", *p))
+			return false;
+	return true;
+}
+
+/* The host name (up to its first dot), as the default probe name. */
+static int default_probe(char *out, size_t len)
+{
+	char host[256];
+	if (gethostname(host, sizeof(host)) != 0)
+		return -1;
+	host[sizeof(host) - 1] = '\0';
+	host[strcspn(host, ".")] = '\0';
+	if (!valid_probe(host) || strlen(host) >= len)
+		return -1;
+	memcpy(out, host, strlen(host) + 1);
+	return 0;
+}
+
+/* $XDG_STATE_HOME/iwscope/spool-PROBE.db (~/.local/state when unset), its directory made. */
+static int default_spool(const char *probe, char *out, size_t len)
+{
+	char dir[700];
+	const char *xdg = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
+	if (xdg && *xdg == '/')
+		snprintf(dir, sizeof(dir), "%s/iwscope", xdg);
+	else if (home && *home == '/')
+		snprintf(dir, sizeof(dir), "%s/.local/state/iwscope", home);
+	else {
+		fprintf(stderr, "iwscope: no HOME for the spool; give --spool FILE\n");
+		return -1;
+	}
+	for (char *p = dir + 1; *p; p++) { /* mkdir -p */
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		mkdir(dir, 0700);
+		*p = '/';
+	}
+	if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
+		fprintf(stderr, "iwscope: %s: %s; give --spool FILE\n", dir, strerror(errno));
+		return -1;
+	}
+	snprintf(out, len, "%s/spool-%s.db", dir, probe);
+	return 0;
+}
+
 static int parse_args(int argc, char **argv, struct config *cfg)
 {
 	enum { OPT_VERSION = 256, OPT_TIMING, OPT_NO_DPI, OPT_FLOW_CAP, OPT_JSON, OPT_DPI_PACKETS,
-	       OPT_REPLAY, OPT_NO_UI, OPT_NO_COLOR };
+	       OPT_REPLAY, OPT_NO_UI, OPT_NO_COLOR, OPT_PROBE, OPT_SPOOL };
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, OPT_VERSION },
@@ -171,6 +243,8 @@ static int parse_args(int argc, char **argv, struct config *cfg)
 		{ "replay", optional_argument, NULL, OPT_REPLAY },
 		{ "no-ui", no_argument, NULL, OPT_NO_UI },
 		{ "no-color", no_argument, NULL, OPT_NO_COLOR },
+		{ "probe", required_argument, NULL, OPT_PROBE },
+		{ "spool", required_argument, NULL, OPT_SPOOL },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *filter_file = NULL;
@@ -281,6 +355,17 @@ static int parse_args(int argc, char **argv, struct config *cfg)
 		case OPT_NO_COLOR:
 			cfg->no_color = true;
 			break;
+		case OPT_PROBE:
+			if (!valid_probe(optarg)) {
+				fprintf(stderr, "iwscope: --probe wants 1 to %d letters, digits, '.', '_', "
+				        "':' or '-'\n", PROBE_MAX - 1);
+				return EXIT_USAGE;
+			}
+			snprintf(cfg->probe, sizeof(cfg->probe), "%s", optarg);
+			break;
+		case OPT_SPOOL:
+			cfg->spool = optarg;
+			break;
 		case 'h':
 			usage(stdout);
 			exit(0);
@@ -308,6 +393,20 @@ static int parse_args(int argc, char **argv, struct config *cfg)
 	if (cfg->user && !cfg->iface) {
 		fprintf(stderr, "iwscope: -Z is for live capture (-i)\n");
 		return EXIT_USAGE;
+	}
+	if (cfg->spool && !pg_is_uri(cfg->db)) {
+		fprintf(stderr, "iwscope: --spool is for -o postgresql://...\n");
+		return EXIT_USAGE;
+	}
+	if (!cfg->probe[0] && default_probe(cfg->probe, sizeof(cfg->probe)) != 0) {
+		fprintf(stderr, "iwscope: cannot tell this host's name; give --probe NAME\n");
+		return EXIT_USAGE;
+	}
+	pg_redact(cfg->db, cfg->db_shown, sizeof(cfg->db_shown));
+	if (pg_is_uri(cfg->db) && !cfg->spool) {
+		if (default_spool(cfg->probe, cfg->spool_default, sizeof(cfg->spool_default)) != 0)
+			return EXIT_RUNTIME;
+		cfg->spool = cfg->spool_default;
 	}
 	if (getenv("NO_COLOR") && *getenv("NO_COLOR"))
 		cfg->no_color = true;
@@ -387,11 +486,11 @@ static void source_text(const struct config *cfg, char *buf, size_t len)
 	}
 }
 
-static void print_summary(const struct config *cfg, const struct run_info *run)
+static void print_summary(const struct config *cfg, const struct run_info *run, const pgsink *pg)
 {
 	fprintf(stderr, "iwscope: %llu packets (%llu TCP), %llu flow%s written to %s",
 	        (unsigned long long)run->packets, (unsigned long long)run->tcp_packets,
-	        (unsigned long long)run->flows, run->flows == 1 ? "" : "s", cfg->db);
+	        (unsigned long long)run->flows, run->flows == 1 ? "" : "s", cfg->db_shown);
 	if (run->evicted)
 		fprintf(stderr, ", %llu evicted early (table full)", (unsigned long long)run->evicted);
 	fprintf(stderr, "\n");
@@ -404,6 +503,23 @@ static void print_summary(const struct config *cfg, const struct run_info *run)
 				        (unsigned long long)run->reasons[i]);
 		fprintf(stderr, "\n");
 	}
+	if (!pg)
+		return;
+	struct pgsink_stats st;
+	pgsink_stats(pg, &st);
+	fprintf(stderr, "iwscope: postgresql: %llu flow rows sent", (unsigned long long)st.delivered);
+	if (st.spooled) {
+		fprintf(stderr, "; %llu waited in the spool while the server was unreachable",
+		        (unsigned long long)st.spooled);
+		if (st.backlog)
+			fprintf(stderr, " (%llu left by an earlier run)", (unsigned long long)st.backlog);
+		fprintf(stderr, ", %llu drained", (unsigned long long)st.drained);
+	}
+	fprintf(stderr, "\n");
+	if (st.remaining)
+		fprintf(stderr, "iwscope: %llu flow rows wait in the spool %s; the next run with it, or "
+		        "`iwscope merge %s -o URI`, delivers them\n", (unsigned long long)st.remaining,
+		        cfg->spool, cfg->spool);
 }
 
 /* Gives the database files to user and becomes that user (tcpdump -Z). 0 or -1 (printed). */
@@ -506,6 +622,17 @@ static int stream(const struct config *cfg, struct run_state *rs, capture_live *
 	return rc;
 }
 
+/* The message of the sink that failed: the primary's when it has one, else the first other. */
+static const char *failed_sink_error(const struct sink *sinks, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		const char *e = sinks[i].ops->error(sinks[i].self);
+		if (e && *e)
+			return e;
+	}
+	return "a sink failed";
+}
+
 static int analyse(struct config *cfg)
 {
 	char err[1100];
@@ -525,8 +652,16 @@ static int analyse(struct config *cfg)
 			return EXIT_RUNTIME;
 		}
 	}
-	store *db = store_open(cfg->db, err, sizeof(err));
-	if (!db) {
+	/* the primary sink: an SQLite file, or PostgreSQL with its spool */
+	store *db = NULL;
+	pgsink *pg = NULL;
+	if (pg_is_uri(cfg->db)) {
+		struct pgsink_opts po = { cfg->db, cfg->spool, cfg->quiet };
+		pg = pgsink_open(&po, err, sizeof(err));
+	} else {
+		db = store_open(cfg->db, err, sizeof(err));
+	}
+	if (!db && !pg) {
 		fprintf(stderr, "iwscope: %s\n", err);
 		capture_live_close(live);
 		return EXIT_RUNTIME;
@@ -540,7 +675,8 @@ static int analyse(struct config *cfg)
 		rc = EXIT_RUNTIME;
 		goto out;
 	}
-	sinks[nsinks++] = store_sink(db);
+	sinks[nsinks++] = pg ? pgsink_sink(pg) : store_sink(db);
+	const struct sink primary = sinks[0];
 	bool want_ui = streaming && !cfg->no_ui && isatty(STDOUT_FILENO) && isatty(STDIN_FILENO);
 	if (cfg->verbose || (streaming && !want_ui)) { /* headless: a line per finished flow */
 		sinks[nsinks] = lines_sink(stdout, cfg->json);
@@ -554,6 +690,7 @@ static int analyse(struct config *cfg)
 	else
 		source_text(cfg, source, sizeof(source));
 	struct run_info run = { 0 };
+	run.probe = cfg->probe;
 	run.started_us = now_us();
 	run.source = source;
 	run.filter = cfg->filter ? cfg->filter : cfg->iface ? "tcp" : NULL;
@@ -561,12 +698,12 @@ static int analyse(struct config *cfg)
 	run.libpcap_version = capture_pcap_version();
 	run.ndpi_version = dpi ? dpi_version() : NULL;
 	run.pcap_received = run.pcap_dropped = run.dpi_peak_states = NULL64;
-	if (sinks[0].ops->begin(sinks[0].self, &run) != 0) {
-		fprintf(stderr, "iwscope: %s\n", store_error(db));
+	if (primary.ops->begin(primary.self, &run) != 0) {
+		fprintf(stderr, "iwscope: %s\n", primary.ops->error(primary.self));
 		rc = EXIT_RUNTIME;
 		goto out;
 	}
-	if (cfg->user && drop_privileges(cfg->user, cfg->db) != 0) {
+	if (cfg->user && drop_privileges(cfg->user, pg ? cfg->spool : cfg->db) != 0) {
 		rc = EXIT_RUNTIME;
 		goto out;
 	}
@@ -623,21 +760,21 @@ static int analyse(struct config *cfg)
 	run.skipped_files = cr.files_failed;
 	run.status = rs.sink_failed ? "failed" : stop_requested ? "interrupted" : "complete";
 	if (rs.sink_failed) {
-		fprintf(stderr, "iwscope: %s\n", store_error(db));
-		sinks[0].ops->end(sinks[0].self, &run); /* best effort: record the failure */
+		fprintf(stderr, "iwscope: %s\n", failed_sink_error(sinks, nsinks));
+		primary.ops->end(primary.self, &run); /* best effort: record the failure */
 		rc = EXIT_RUNTIME;
 		goto out;
 	}
 	for (unsigned i = 0; i < nsinks; i++)
 		if (sinks[i].ops->end(sinks[i].self, &run) != 0) {
-			fprintf(stderr, "iwscope: %s\n", store_error(db));
+			fprintf(stderr, "iwscope: %s\n", sinks[i].ops->error(sinks[i].self));
 			rc = EXIT_RUNTIME;
 			goto out;
 		}
 	fflush(stdout);
 	/* a summary adds nothing when every file failed before its first packet */
 	if (!cfg->quiet && (run.packets || !cr.files_failed))
-		print_summary(cfg, &run);
+		print_summary(cfg, &run, pg);
 	if (live && !cfg->quiet)
 		fprintf(stderr, "iwscope: %lld packets received by the capture, %lld dropped\n",
 		        (long long)run.pcap_received, (long long)run.pcap_dropped);
@@ -654,6 +791,7 @@ out:
 		sinks[i].ops->close(sinks[i].self);
 	dpi_close(dpi);
 	store_close(db);
+	pgsink_close(pg);
 	capture_replay_close(replay);
 	capture_live_close(live);
 	return rc;
@@ -665,6 +803,10 @@ int main(int argc, char **argv)
 		return report_main(argc - 1, argv + 1);
 	if (argc >= 2 && !strcmp(argv[1], "plot"))
 		return plot_main(argc - 1, argv + 1);
+	if (argc >= 2 && !strcmp(argv[1], "merge"))
+		return merge_main(argc - 1, argv + 1);
+	if (argc >= 2 && !strcmp(argv[1], "schema"))
+		return schema_main(argc - 1, argv + 1);
 	struct config cfg;
 	memset(&cfg, 0, sizeof(cfg));
 	int rc = parse_args(argc, argv, &cfg);

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "store.h"
+#include "dbread.h"
 
 #define W 800
 #define H 480
@@ -237,14 +237,14 @@ static int cmp_label(const void *a, const void *b)
 	return strcmp(((const struct series *)a)->label, ((const struct series *)b)->label);
 }
 
-static int bar_chart(store *db, const char *dir, const char *file, const char *title,
+static int bar_chart(dbread *db, const char *dir, const char *file, const char *title,
                      const char *xlabel, const char *sql)
 {
 	static struct series s[4];
 	static char cats[64][32];
 	struct barcollect b = { s, 0, 4, cats, 0, 64 };
-	if (store_query(db, sql, bar_row, &b) != 0) {
-		fprintf(stderr, "iwscope: %s\n", store_error(db));
+	if (dbread_query(db, sql, bar_row, &b) != 0) {
+		fprintf(stderr, "iwscope: %s\n", dbread_error(db));
 		return -1;
 	}
 	qsort(s, (size_t)b.ns, sizeof(s[0]), cmp_label); /* a stable legend: by label */
@@ -258,16 +258,16 @@ static int cmp_double(const void *a, const void *b)
 }
 
 /* CDF of first-flight bytes per application (log-scaled x when the range is wide). */
-static int cdf_chart(store *db, const char *dir)
+static int cdf_chart(dbread *db, const char *dir)
 {
 	static struct series s[8];
 	struct collect c = { s, 0, 8 };
 	const char *sql = "SELECT coalesce(app_proto, 'Unknown'), s_iw_bytes, 0 FROM flows "
 	                  "WHERE s_iw_bytes > 0 AND app_proto IN (SELECT coalesce(app_proto, 'Unknown') "
-	                  "FROM flows WHERE s_iw_bytes > 0 GROUP BY 1 ORDER BY count(*) DESC LIMIT 8) "
+	                  "FROM flows WHERE s_iw_bytes > 0 GROUP BY 1 ORDER BY count(*) DESC, 1 LIMIT 8) "
 	                  "OR (app_proto IS NULL AND s_iw_bytes > 0)";
-	if (store_query(db, sql, collect_row, &c) != 0) {
-		fprintf(stderr, "iwscope: %s\n", store_error(db));
+	if (dbread_query(db, sql, collect_row, &c) != 0) {
+		fprintf(stderr, "iwscope: %s\n", dbread_error(db));
 		return -1;
 	}
 	FILE *f = svg_open(dir, "ff_bytes_cdf.svg", "Server first-flight bytes by application (CDF)");
@@ -317,14 +317,14 @@ static int cdf_chart(store *db, const char *dir)
 }
 
 /* Handshake RTT against first-flight bytes, one point per flow, coloured by why it stopped. */
-static int scatter_chart(store *db, const char *dir)
+static int scatter_chart(dbread *db, const char *dir)
 {
 	static struct series s[5];
 	struct collect c = { s, 0, 5 };
 	const char *sql = "SELECT s_iw_limit, rtt_us / 1000.0, s_iw_bytes FROM flows "
-	                  "WHERE rtt_us IS NOT NULL AND s_iw_bytes > 0 ORDER BY s_iw_limit";
-	if (store_query(db, sql, collect_row, &c) != 0) {
-		fprintf(stderr, "iwscope: %s\n", store_error(db));
+	                  "WHERE rtt_us IS NOT NULL AND s_iw_bytes > 0 ORDER BY s_iw_limit, rtt_us, s_iw_bytes";
+	if (dbread_query(db, sql, collect_row, &c) != 0) {
+		fprintf(stderr, "iwscope: %s\n", dbread_error(db));
 		return -1;
 	}
 	FILE *f = svg_open(dir, "rtt_vs_ff.svg", "Handshake RTT vs server first-flight size");
@@ -385,7 +385,7 @@ int plot_main(int argc, char **argv)
 		return 2;
 	}
 	char err[1100];
-	store *db = store_open_read(argv[optind], err, sizeof(err));
+	dbread *db = dbread_open(argv[optind], err, sizeof(err));
 	if (!db) {
 		fprintf(stderr, "iwscope: %s\n", err);
 		return 2;
@@ -395,14 +395,14 @@ int plot_main(int argc, char **argv)
 	                "first-flight segments (IW)",
 	                "SELECT CASE WHEN s_iw_limit = 'cwnd' THEN 'exact (cwnd)' ELSE 'lower bound (app, rwnd)' END, "
 	                "'IW' || s_iw_segs, count(*) FROM flows WHERE s_iw_limit IN ('cwnd', 'app', 'rwnd') "
-	                "GROUP BY 1, 2 ORDER BY s_iw_segs, 1");
+	                "GROUP BY 1, 2, s_iw_segs ORDER BY s_iw_segs, 1");
 	rc |= cdf_chart(db, dir);
 	rc |= bar_chart(db, dir, "syn_window.svg", "SYN window classes", "receiver class (SYN window)",
 	                "SELECT side, rwnd_class, flows FROM rwnd_classes ORDER BY "
 	                "CASE rwnd_class WHEN '6KB' THEN 1 WHEN '8192' THEN 2 WHEN '10MSS' THEN 3 "
 	                "WHEN '16384' THEN 4 WHEN '20MSS' THEN 5 WHEN '64KB' THEN 6 ELSE 7 END, side");
 	rc |= scatter_chart(db, dir);
-	store_close(db);
+	dbread_close(db);
 	if (rc) {
 		fprintf(stderr, "iwscope: could not write every chart in %s\n", dir);
 		return 2;

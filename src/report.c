@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "store.h"
+#include "dbread.h"
 
 enum fmt { FMT_TABLE, FMT_CSV, FMT_JSON };
 
@@ -194,9 +194,8 @@ struct section {
 
 static const struct section summary_sections[] = {
 	{ "Runs",
-	  "SELECT id AS run, status, source, packets, tcp_packets AS tcp, decode_errors AS errors, "
-	  "flows, evicted "
-	  "FROM runs ORDER BY id" },
+	  "SELECT probe, id AS run, status, source, packets, tcp_packets AS tcp, "
+	  "decode_errors AS errors, flows, evicted FROM runs ORDER BY probe, id" },
 	{ "Handshakes",
 	  "SELECT handshake, count(*) AS flows, "
 	  "round(100.0 * count(*) / (SELECT count(*) FROM flows), 1) AS pct "
@@ -218,7 +217,7 @@ static const struct section summary_sections[] = {
 	  "GROUP BY c_iw_limit ORDER BY 1 DESC, 3 DESC" },
 	{ "Servers whose flows disagree",
 	  "SELECT server_ip, server_port, exact_flows, iw_min, iw_max, lower_bound "
-	  "FROM server_iw WHERE disagree ORDER BY flows DESC LIMIT 20" },
+	  "FROM server_iw WHERE disagree = 1 ORDER BY flows DESC, server_ip, server_port LIMIT 20" },
 	{ "Frames not analysed",
 	  "SELECT reason, sum(packets) AS packets FROM run_decode GROUP BY reason "
 	  "ORDER BY packets DESC" },
@@ -235,7 +234,7 @@ static const struct section server_sections[] = {
 static const struct section app_sections[] = {
 	{ "Server initial windows by application",
 	  "SELECT app_proto AS app, iw_class, iw_limit AS why, flows, servers FROM iw_by_app "
-	  "ORDER BY 1, why <> 'cwnd', flows DESC" },
+	  "ORDER BY 1, iw_limit <> 'cwnd', flows DESC, 2" },
 	{ "Server initial windows by server name",
 	  "SELECT server_name, iw_class, iw_limit AS why, flows FROM iw_by_name "
 	  "ORDER BY flows DESC, 1 LIMIT 50" },
@@ -260,8 +259,8 @@ static const struct section standard_sections[] = {
 
 static void usage(FILE *out)
 {
-	fprintf(out, "usage: iwscope report DB [--format table|csv|json] "
-	             "[--by server|app|rwnd|standard]\n");
+	fprintf(out, "usage: iwscope report DB|postgresql://... [--format table|csv|json]\n"
+	             "                      [--by server|app|rwnd|standard]\n");
 }
 
 int report_main(int argc, char **argv)
@@ -318,7 +317,7 @@ int report_main(int argc, char **argv)
 		return 1;
 	}
 	char err[1100];
-	store *s = store_open_read(argv[optind], err, sizeof(err));
+	dbread *s = dbread_open(argv[optind], err, sizeof(err));
 	if (!s) {
 		fprintf(stderr, "iwscope: %s\n", err);
 		return 2;
@@ -328,8 +327,8 @@ int report_main(int argc, char **argv)
 		printf("{");
 	for (size_t i = 0; i < nsecs; i++) {
 		struct table *t = calloc(1, sizeof(*t));
-		if (!t || store_query(s, secs[i].sql, collect, t) != 0) {
-			fprintf(stderr, "iwscope: %s\n", t ? store_error(s) : "out of memory");
+		if (!t || dbread_query(s, secs[i].sql, collect, t) != 0) {
+			fprintf(stderr, "iwscope: %s\n", t ? dbread_error(s) : "out of memory");
 			if (t)
 				table_free(t);
 			free(t);
@@ -342,6 +341,6 @@ int report_main(int argc, char **argv)
 	}
 	if (f == FMT_JSON)
 		printf("\n}\n");
-	store_close(s);
+	dbread_close(s);
 	return rc;
 }

@@ -1,8 +1,10 @@
-/* SQLite sink: schema/iwscope.sql (embedded at build time), WAL, prepared statements, rows in
- * batched transactions committed at least once a second. */
+/* SQLite sink: schema/sqlite.sql + schema/views.sql (embedded at build time), WAL, prepared
+ * statements, rows in batched transactions committed at least once a second. Also the spool
+ * (outbox) of the PostgreSQL sink and the reader of `report`, `plot` and `merge`. */
 #include "store.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,10 +15,10 @@
 #include <sqlite3.h>
 
 #include "config.h"
+#include "schema.h"
 
 extern const char store_schema_sql[]; /* build/schema_sql.c, generated from schema/ */
 
-#define SCHEMA_VERSION 1
 #define APPLICATION_ID 0x49575343 /* 'IWSC' */
 
 struct store {
@@ -25,6 +27,7 @@ struct store {
 	char path[256];
 	char err[1024];
 	int64_t run_id;
+	char probe[PROBE_MAX];
 	unsigned pending;        /* rows in the open transaction */
 	bool in_txn;
 	struct timespec last_commit;
@@ -33,6 +36,7 @@ struct store {
 const char *store_sqlite_version(void) { return sqlite3_libversion(); }
 int store_schema_version(void) { return SCHEMA_VERSION; }
 const char *store_error(const store *s) { return s->err; }
+const char *store_schema_text(void) { return store_schema_sql; }
 
 static void set_err(store *s, const char *what)
 {
@@ -114,12 +118,18 @@ static const char *const side_columns[] = {
 #define N_SIDE_COLUMNS (sizeof(side_columns) / sizeof(side_columns[0]))
 
 static const char *const flow_columns[] = {
-	"run_id", "ts_us", "ip_ver", "client_ip", "client_port", "server_ip", "server_port",
+	"probe", "run_id", "ts_us", "ip_ver", "client_ip", "client_port", "server_ip", "server_port",
 	"handshake", "syn_us", "synack_us", "ack_us", "rtt_us", "rtt_c_us", "rtt_s_us",
 	"duration_us", "end_reason", "app_proto", "app_category", "server_name", "dpi_method",
 	"flow_key",
 };
 #define N_FLOW_COLUMNS (sizeof(flow_columns) / sizeof(flow_columns[0]))
+
+static bool is_key_column(const char *c)
+{
+	return !strcmp(c, "server_ip") || !strcmp(c, "probe") || !strcmp(c, "run_id") ||
+	       !strcmp(c, "flow_key");
+}
 
 static int prepare_insert(store *s)
 {
@@ -134,15 +144,22 @@ static int prepare_insert(store *s)
 	n += (size_t)snprintf(sql + n, sizeof(sql) - n, ") VALUES (");
 	for (size_t i = 0; i < N_FLOW_COLUMNS + 2 * N_SIDE_COLUMNS; i++)
 		n += (size_t)snprintf(sql + n, sizeof(sql) - n, "%s?", i ? "," : "");
-	/* a flow written early gets its final state in place: same row, same id */
-	n += (size_t)snprintf(sql + n, sizeof(sql) - n, ") ON CONFLICT (run_id, flow_key) DO UPDATE SET ");
-	for (size_t i = 2; i < N_FLOW_COLUMNS; i++) /* all but run_id, ts_us */
-		n += (size_t)snprintf(sql + n, sizeof(sql) - n, "%s%s=excluded.%s", i > 2 ? "," : "",
+	/* a flow written early gets its final state in place: same row; a stale copy (an early
+	 * state arriving after the final one, as a merge can bring) never replaces a final row */
+	n += (size_t)snprintf(sql + n, sizeof(sql) - n, ") ON CONFLICT (" FLOW_KEY ") DO UPDATE SET ");
+	bool first = true;
+	for (size_t i = 0; i < N_FLOW_COLUMNS; i++) {
+		if (is_key_column(flow_columns[i]) || !strcmp(flow_columns[i], "ts_us"))
+			continue;
+		n += (size_t)snprintf(sql + n, sizeof(sql) - n, "%s%s=excluded.%s", first ? "" : ",",
 		                      flow_columns[i], flow_columns[i]);
+		first = false;
+	}
 	for (int side = 0; side < 2; side++)
 		for (size_t i = 0; i < N_SIDE_COLUMNS; i++)
 			n += (size_t)snprintf(sql + n, sizeof(sql) - n, ",%c_%s=excluded.%c_%s", "cs"[side],
 			                      side_columns[i], "cs"[side], side_columns[i]);
+	n += (size_t)snprintf(sql + n, sizeof(sql) - n, " WHERE " FLOW_NOT_STALE);
 	if (n >= sizeof(sql))
 		return -1;
 	if (sqlite3_prepare_v2(s->db, sql, -1, &s->ins_flow, NULL) != SQLITE_OK) {
@@ -288,30 +305,37 @@ static int commit(store *s)
 	return 0;
 }
 
+/* Records the run. Its id is its start time in microseconds, or one more than the probe's
+ * latest run here if that is later: unique per probe, and the same wherever the rows go. */
 static int sink_begin(void *self, const struct run_info *run)
 {
 	store *s = self;
 	sqlite3_stmt *st;
-	const char *sql = "INSERT INTO runs (started_us, source, filter, options, iwscope_version, "
-	                  "libpcap_version, ndpi_version, status) VALUES (?,?,?,?,?,?,?,'running')";
+	const char *sql = "INSERT INTO runs (probe, id, started_us, source, filter, options, "
+	                  "iwscope_version, libpcap_version, ndpi_version, status) VALUES (?1, "
+	                  "max(?2, coalesce((SELECT max(id) + 1 FROM runs WHERE probe = ?1), 0)), "
+	                  "?2, ?3, ?4, ?5, ?6, ?7, ?8, 'running') RETURNING id";
+	snprintf(s->probe, sizeof(s->probe), "%s", run->probe);
 	if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK) {
 		set_err(s, "cannot record the run");
 		return -1;
 	}
-	bind_i64(st, 1, run->started_us);
-	bind_text(st, 2, run->source);
-	bind_text(st, 3, run->filter);
-	bind_text(st, 4, run->options);
-	bind_text(st, 5, IWSCOPE_VERSION);
-	bind_text(st, 6, run->libpcap_version);
-	bind_text(st, 7, run->ndpi_version);
+	bind_text(st, 1, s->probe);
+	bind_i64(st, 2, run->started_us);
+	bind_text(st, 3, run->source);
+	bind_text(st, 4, run->filter);
+	bind_text(st, 5, run->options);
+	bind_text(st, 6, IWSCOPE_VERSION);
+	bind_text(st, 7, run->libpcap_version);
+	bind_text(st, 8, run->ndpi_version);
 	int rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		s->run_id = sqlite3_column_int64(st, 0);
 	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE) {
+	if (rc != SQLITE_ROW) {
 		set_err(s, "cannot record the run");
 		return -1;
 	}
-	s->run_id = sqlite3_last_insert_rowid(s->db);
 	clock_gettime(CLOCK_MONOTONIC, &s->last_commit);
 	return 0;
 }
@@ -326,6 +350,7 @@ static int sink_flow(void *self, const struct flow_record *r)
 		s->in_txn = true;
 	}
 	int i = 1;
+	bind_text(st, i++, s->probe);
 	bind_i64(st, i++, s->run_id);
 	bind_i64(st, i++, r->ts_us);
 	bind_i64(st, i++, r->ip_ver);
@@ -383,7 +408,7 @@ static int sink_end(void *self, const struct run_info *run)
 	sqlite3_stmt *st;
 	const char *sql = "UPDATE runs SET finished_us=?, status=?, packets=?, bytes=?, tcp_packets=?, "
 	                  "decode_errors=?, flows=?, evicted=?, skipped_files=?, pcap_received=?, "
-	                  "pcap_dropped=?, dpi_peak_states=? WHERE id=?";
+	                  "pcap_dropped=?, dpi_peak_states=? WHERE id=? AND probe=?";
 	if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
 		goto fail;
 	bind_i64(st, 1, run->finished_us);
@@ -399,17 +424,19 @@ static int sink_end(void *self, const struct run_info *run)
 	bind_i64(st, 11, run->pcap_dropped);
 	bind_i64(st, 12, run->dpi_peak_states);
 	bind_i64(st, 13, s->run_id);
+	bind_text(st, 14, s->probe);
 	int rc = sqlite3_step(st);
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE)
 		goto fail;
-	if (sqlite3_prepare_v2(s->db, "INSERT INTO run_decode (run_id, reason, packets) VALUES (?,?,?)",
-	                       -1, &st, NULL) != SQLITE_OK)
+	if (sqlite3_prepare_v2(s->db, "INSERT INTO run_decode (probe, run_id, reason, packets) "
+	                       "VALUES (?,?,?,?)", -1, &st, NULL) != SQLITE_OK)
 		goto fail;
 	for (unsigned k = 0; k < run->nreasons; k++) {
-		bind_i64(st, 1, s->run_id);
-		bind_text(st, 2, run->reason_names[k]);
-		bind_i64(st, 3, (int64_t)run->reasons[k]);
+		bind_text(st, 1, s->probe);
+		bind_i64(st, 2, s->run_id);
+		bind_text(st, 3, run->reason_names[k]);
+		bind_i64(st, 4, (int64_t)run->reasons[k]);
 		rc = sqlite3_step(st);
 		sqlite3_reset(st);
 		if (rc != SQLITE_DONE) {
@@ -428,6 +455,8 @@ fail:
 
 static void sink_close(void *self) { (void)self; }
 
+static const char *sink_error(void *self) { return store_error(self); }
+
 static const struct sink_ops store_ops = {
 	.name = "sqlite",
 	.begin = sink_begin,
@@ -435,6 +464,7 @@ static const struct sink_ops store_ops = {
 	.tick = sink_tick,
 	.end = sink_end,
 	.close = sink_close,
+	.error = sink_error,
 };
 
 struct sink store_sink(store *s)
@@ -477,4 +507,299 @@ int store_query1(store *s, const char *sql, const char *param, store_row_fn row,
 int store_query(store *s, const char *sql, store_row_fn row, void *arg)
 {
 	return store_query1(s, sql, NULL, row, arg);
+}
+
+int store_flush(store *s) { return commit(s); }
+
+const struct schema_table schema_tables[3] = {
+	{ "runs", RUN_KEY, ",probe,id,", RUN_NOT_STALE },
+	{ "run_decode", DECODE_KEY, ",probe,run_id,reason,", "true" },
+	{ "flows", FLOW_KEY, ",server_ip,probe,run_id,flow_key,", FLOW_NOT_STALE },
+};
+
+const struct schema_table *schema_table(const char *name)
+{
+	for (size_t i = 0; i < 3; i++)
+		if (!strcmp(schema_tables[i].name, name))
+			return &schema_tables[i];
+	return NULL;
+}
+
+/* ---- copying rows elsewhere: the spool's drain, and merge ---------------------------------- */
+
+/* The text of one batch: every value appended to one buffer, pointers made once it is read. */
+struct text_table {
+	struct store_rows rows;
+	char *buf;
+	size_t len, cap;
+	size_t *offs; /* nrows * ncols offsets into buf; SIZE_MAX = NULL */
+	size_t noffs, offs_cap;
+	const char **names, **vals;
+};
+
+static void text_table_free(struct text_table *t)
+{
+	if (t->names)
+		for (int i = 0; i < t->rows.ncols; i++)
+			free((char *)t->names[i]);
+	free(t->names);
+	free(t->vals);
+	free(t->offs);
+	free(t->buf);
+	memset(t, 0, sizeof(*t));
+}
+
+static int text_push(struct text_table *t, const char *v, size_t n)
+{
+	if (t->noffs == t->offs_cap) {
+		size_t cap = t->offs_cap ? t->offs_cap * 2 : 1024;
+		size_t *o = realloc(t->offs, cap * sizeof(*o));
+		if (!o)
+			return -1;
+		t->offs = o;
+		t->offs_cap = cap;
+	}
+	if (!v) {
+		t->offs[t->noffs++] = SIZE_MAX;
+		return 0;
+	}
+	if (t->len + n + 1 > t->cap) {
+		size_t cap = t->cap ? t->cap : 65536;
+		while (cap < t->len + n + 1)
+			cap *= 2;
+		char *b = realloc(t->buf, cap);
+		if (!b)
+			return -1;
+		t->buf = b;
+		t->cap = cap;
+	}
+	memcpy(t->buf + t->len, v, n);
+	t->buf[t->len + n] = '\0';
+	t->offs[t->noffs++] = t->len;
+	t->len += n + 1;
+	return 0;
+}
+
+/* Reads the rows of sql (one ?1 integer parameter: a rowid lower bound) into t; *last gets the
+ * value of the last column, which the select adds as the rowid. */
+static int read_table(store *s, const char *table, const char *sql, int64_t after,
+                      struct text_table *t, int64_t *last)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK) {
+		set_err(s, "cannot read rows to copy");
+		return -1;
+	}
+	sqlite3_bind_int64(st, 1, after);
+	int ncols = sqlite3_column_count(st) - 1; /* the last is the rowid */
+	t->rows.table = table;
+	t->rows.ncols = ncols;
+	t->names = calloc((size_t)ncols, sizeof(*t->names));
+	if (!t->names)
+		goto oom;
+	for (int i = 0; i < ncols; i++)
+		if (!(t->names[i] = strdup(sqlite3_column_name(st, i))))
+			goto oom;
+	int rc;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		for (int i = 0; i < ncols; i++) {
+			const char *v = (const char *)sqlite3_column_text(st, i);
+			if (text_push(t, v, v ? (size_t)sqlite3_column_bytes(st, i) : 0) != 0)
+				goto oom;
+		}
+		*last = sqlite3_column_int64(st, ncols);
+		t->rows.nrows++;
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		set_err(s, "cannot read rows to copy");
+		return -1;
+	}
+	t->vals = malloc((t->noffs ? t->noffs : 1) * sizeof(*t->vals));
+	if (!t->vals)
+		goto oom_done;
+	for (size_t i = 0; i < t->noffs; i++)
+		t->vals[i] = t->offs[i] == SIZE_MAX ? NULL : t->buf + t->offs[i];
+	t->rows.names = t->names;
+	t->rows.vals = t->vals;
+	return 0;
+oom:
+	sqlite3_finalize(st);
+oom_done:
+	snprintf(s->err, sizeof(s->err), "%s: out of memory reading rows to copy", s->path);
+	return -1;
+}
+
+/* Runs finished and without a flow left in the spool: sent, so removable. */
+#define DONE_RUNS "SELECT probe, id FROM runs r WHERE status <> 'running' AND NOT EXISTS " \
+	"(SELECT 1 FROM flows f WHERE f.probe = r.probe AND f.run_id = r.id)"
+
+int store_copy(store *s, bool drain, uint64_t max_flows, store_batch_fn fn, void *arg,
+               struct store_copy_stats *cs)
+{
+	if (commit(s) != 0)
+		return -2;
+	int64_t after = -1;
+	bool first = true;
+	for (;;) {
+		unsigned want = PG_BATCH_ROWS;
+		if (max_flows && cs->flows + want > max_flows)
+			want = (unsigned)(max_flows - cs->flows);
+		if (exec(s, drain ? "BEGIN IMMEDIATE" : "BEGIN", "cannot start a transaction") != 0)
+			return -2;
+		struct text_table t[3];
+		memset(t, 0, sizeof(t));
+		char sql[160];
+		int64_t last_flow = after, ignore;
+		int rc = 0;
+		/* the spool resends its few runs with every batch, so a run is never removed before
+		 * its latest state went out; a merge sends them once */
+		bool with_runs = drain || first;
+		if (with_runs &&
+		    (read_table(s, "runs", "SELECT *, rowid FROM runs WHERE ?1 = ?1 ORDER BY rowid", 0,
+		                &t[0], &ignore) != 0 ||
+		     read_table(s, "run_decode", "SELECT *, rowid FROM run_decode WHERE ?1 = ?1 "
+		                "ORDER BY rowid", 0, &t[1], &ignore) != 0))
+			rc = -2;
+		snprintf(sql, sizeof(sql), "SELECT *, rowid FROM flows WHERE rowid > ?1 ORDER BY rowid "
+		         "LIMIT %u", want);
+		if (!rc && read_table(s, "flows", sql, after, &t[2], &last_flow) != 0)
+			rc = -2;
+		unsigned nflows = t[2].rows.nrows;
+		struct store_rows batch[3];
+		unsigned nb = 0;
+		for (int i = with_runs ? 0 : 2; i < 3; i++)
+			batch[nb++] = t[i].rows;
+		if (!rc && (nflows || with_runs) && fn(arg, batch, nb) != 0)
+			rc = -1;
+		if (!rc && drain) {
+			char del[96];
+			snprintf(del, sizeof(del), "DELETE FROM flows WHERE rowid <= %lld", (long long)last_flow);
+			if (exec(s, del, "cannot remove sent rows") != 0 ||
+			    exec(s, "DELETE FROM run_decode WHERE (probe, run_id) IN (" DONE_RUNS ")",
+			         "cannot remove sent runs") != 0 ||
+			    exec(s, "DELETE FROM runs WHERE (probe, id) IN (" DONE_RUNS ")",
+			         "cannot remove sent runs") != 0)
+				rc = -2;
+		}
+		if (with_runs && !rc)
+			cs->runs += t[0].rows.nrows;
+		for (int i = 0; i < 3; i++)
+			text_table_free(&t[i]);
+		if (rc) {
+			sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+			return rc;
+		}
+		if (exec(s, "COMMIT", drain ? "cannot commit the drained spool" : "cannot end a read") != 0)
+			return -2;
+		cs->flows += nflows;
+		cs->batches++;
+		after = last_flow;
+		first = false;
+		if (nflows < want || (max_flows && cs->flows >= max_flows))
+			return 0;
+	}
+}
+
+int store_pending(store *s, int64_t *flows)
+{
+	return pragma_int(s, "SELECT count(*) FROM flows", flows);
+}
+
+/* Builds "a,b,c" (or "a=excluded.a,..." with set) of table's columns from the open schema,
+ * leaving out the columns in skip (comma separated, no spaces). */
+static int column_list(store *s, const char *table, bool set, const char *skip, char *out,
+                       size_t len)
+{
+	char sql[96];
+	snprintf(sql, sizeof(sql), "SELECT name FROM pragma_table_info('%s')", table);
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
+		return -1;
+	size_t n = 0;
+	out[0] = '\0';
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		const char *c = (const char *)sqlite3_column_text(st, 0);
+		char probe[80];
+		snprintf(probe, sizeof(probe), ",%s,", c);
+		if (skip && strstr(skip, probe))
+			continue;
+		int w = set ? snprintf(out + n, len - n, "%s%s=excluded.%s", n ? "," : "", c, c)
+		            : snprintf(out + n, len - n, "%s%s", n ? "," : "", c);
+		if (w < 0 || (size_t)w >= len - n) {
+			sqlite3_finalize(st);
+			return -1;
+		}
+		n += (size_t)w;
+	}
+	sqlite3_finalize(st);
+	return n ? 0 : -1;
+}
+
+int store_merge(store *dst, const char *src, struct store_merge_stats *ms)
+{
+	char err[sizeof(dst->err)];
+	store *probe = store_open_read(src, err, sizeof(err)); /* the same checks as a report */
+	if (!probe) {
+		memcpy(dst->err, err, sizeof(err));
+		return -1;
+	}
+	store_close(probe);
+	dst->err[0] = '\0';
+	if (commit(dst) != 0)
+		return -1;
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(dst->db, "ATTACH ?1 AS src", -1, &st, NULL) != SQLITE_OK) {
+		set_err(dst, "cannot attach");
+		return -1;
+	}
+	sqlite3_bind_text(st, 1, src, -1, SQLITE_TRANSIENT);
+	int rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		snprintf(dst->err, sizeof(dst->err), "%s: cannot attach: %s", src, sqlite3_errmsg(dst->db));
+		return -1;
+	}
+	static char cols[8192], set[16384], sql[8192 * 2 + 16384 + 1024];
+	const struct schema_table *t = schema_tables;
+	int64_t before[3] = { 0 }, after[3] = { 0 }, in[3] = { 0 };
+	rc = exec(dst, "BEGIN IMMEDIATE", "cannot start the merge");
+	for (int i = 0; i < 3 && rc == 0; i++) {
+		char count[80];
+		snprintf(count, sizeof(count), "SELECT count(*) FROM main.%s", t[i].name);
+		if (pragma_int(dst, count, &before[i]) != 0) {
+			rc = -1;
+			break;
+		}
+		snprintf(count, sizeof(count), "SELECT count(*) FROM src.%s", t[i].name);
+		if (pragma_int(dst, count, &in[i]) != 0 ||
+		    column_list(dst, t[i].name, false, NULL, cols, sizeof(cols)) != 0 ||
+		    column_list(dst, t[i].name, true, t[i].key_cols, set, sizeof(set)) != 0) {
+			rc = -1;
+			break;
+		}
+		/* "WHERE true": SQLite's parser needs it between a SELECT and ON CONFLICT */
+		snprintf(sql, sizeof(sql), "INSERT INTO main.%s (%s) SELECT %s FROM src.%s WHERE true "
+		         "ON CONFLICT (%s) DO UPDATE SET %s WHERE %s", t[i].name, cols, cols,
+		         t[i].name, t[i].key, set, t[i].guard);
+		rc = exec(dst, sql, "cannot merge");
+		snprintf(count, sizeof(count), "SELECT count(*) FROM main.%s", t[i].name);
+		if (rc == 0 && pragma_int(dst, count, &after[i]) != 0)
+			rc = -1;
+	}
+	if (rc == 0)
+		rc = exec(dst, "COMMIT", "cannot commit the merge");
+	else {
+		if (!dst->err[0])
+			set_err(dst, "cannot merge");
+		sqlite3_exec(dst->db, "ROLLBACK", NULL, NULL, NULL);
+	}
+	sqlite3_exec(dst->db, "DETACH src", NULL, NULL, NULL);
+	if (rc == 0) {
+		ms->runs += (uint64_t)in[0];
+		ms->flows += (uint64_t)in[2];
+		ms->new_runs += (uint64_t)(after[0] - before[0]);
+		ms->new_flows += (uint64_t)(after[2] - before[2]);
+	}
+	return rc;
 }

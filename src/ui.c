@@ -150,6 +150,12 @@ static int sink_flow(void *self, const struct flow_record *r)
 	return 0;
 }
 
+static const char *sink_error(void *self)
+{
+	(void)self;
+	return "dashboard: cannot draw";
+}
+
 static const struct sink_ops ui_ops = {
 	.name = "dashboard",
 	.begin = sink_nop,
@@ -157,6 +163,7 @@ static const struct sink_ops ui_ops = {
 	.tick = sink_tick,
 	.end = sink_nop,
 	.close = sink_close,
+	.error = sink_error,
 };
 
 struct sink ui_sink(ui *u)

@@ -8,6 +8,7 @@ import glob
 import hashlib
 import json
 import os
+import re
 import shutil
 import sqlite3
 import subprocess
@@ -499,8 +500,8 @@ def t_eviction(binary, tmp):
     eq(len(rows(db, "SELECT * FROM flows WHERE end_reason = 'evicted'")), 84, "evicted rows")
 
 
-@test("decode-problems-counted", ("release", "asan"))
-def t_decode_counts(binary, tmp):
+def mixed_pcap(tmp):
+    """One SYN among frames iwscope cannot analyse, one of each kind."""
     c = craft.Conn(cport=40010)
     c.c(0, "S", 0, 0, opts=craft.tcp_options(mss=1460))
     t = c.t
@@ -515,6 +516,12 @@ def t_decode_counts(binary, tmp):
     pk.append((t + 0.6, craft.ether(b"\x45\x00")))                                     # cut IP
     p = os.path.join(tmp, "mixed.pcap")
     craft.write_pcap(p, pk)
+    return p
+
+
+@test("decode-problems-counted", ("release", "asan"))
+def t_decode_counts(binary, tmp):
+    p = mixed_pcap(tmp)
     db = analyse(binary, [p], tmp, ["--no-dpi"], "d.db")
     got = {r["reason"]: r["packets"] for r in rows(db, "SELECT reason, packets FROM run_decode")}
     eq(got, {"not_tcp": 1, "not_ip": 1, "ip_fragment": 1, "bad_tcp_header": 1,
@@ -682,7 +689,8 @@ def t_install(binary, tmp):
     r = subprocess.run(["make", "-s", "install", "DESTDIR=" + tmp, "PREFIX=/usr/local"], cwd=ROOT,
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     eq(r.returncode, 0, "make install: " + r.stdout)
-    for f in ("bin/iwscope", "share/iwscope/iwscope.sql", "share/man/man1/iwscope.1"):
+    for f in ("bin/iwscope", "share/iwscope/sqlite.sql", "share/iwscope/postgresql.sql",
+              "share/iwscope/views.sql", "share/man/man1/iwscope.1"):
         assert os.path.exists(os.path.join(tmp, "usr/local", f)), f
     rc, out, _ = run(["--version"], os.path.join(tmp, "usr/local/bin/iwscope"))
     eq(rc, 0, "installed binary")
@@ -693,10 +701,14 @@ def t_schema(binary, tmp):
     db = analyse(binary, [truth_pcap()], tmp, ["--no-dpi"])
     ref = os.path.join(tmp, "ref.db")
     con = sqlite3.connect(ref)
-    con.executescript(open(os.path.join(ROOT, "schema", "iwscope.sql")).read())
+    con.executescript(open(os.path.join(ROOT, "schema", "sqlite.sql")).read() +
+                      open(os.path.join(ROOT, "schema", "views.sql")).read())
     con.close()
     q = "SELECT type, name, sql FROM sqlite_master ORDER BY name"
     eq(rows(db, q), rows(ref, q), "schema")
+    _, out, _ = run(["schema", "sqlite"], binary, 0)
+    eq(out, open(os.path.join(ROOT, "schema", "sqlite.sql")).read() +
+       open(os.path.join(ROOT, "schema", "views.sql")).read(), "iwscope schema sqlite")
 
 
 @test("dpi-state-freed-once-decided", ("release", "asan"))
@@ -881,11 +893,9 @@ def dashboard(binary, tmp, env_prefix=""):
     return db
 
 
-@test("long-flow-written-when-verdicts-are-final", ("release", "asan"))
-def t_early(binary, tmp):
-    """A persistent connection: two request/response exchanges close both first flights at
-    about 0.1 s, then it idles until 3 s. Replayed at its own pace, its row is written (and its
-    line printed) long before it ends; at its end the same row gets its final counters."""
+def keepalive_pcap(tmp):
+    """A persistent connection whose first flights are both closed at about 0.1 s, which then
+    idles until 3 s and ends with FIN: written early, updated at its end."""
     c = craft.Conn(cport=41100, sport=8080)
     c.c(0, "S", 0, 0, opts=craft.tcp_options(mss=1460))
     c.s(0.001, "SA", 0, 1, opts=craft.tcp_options(mss=1460))
@@ -902,6 +912,15 @@ def t_early(binary, tmp):
     c.c(0.020, "FA", 31, 3502)
     p = os.path.join(tmp, "keepalive.pcap")
     craft.write_pcap(p, c.out)
+    return p
+
+
+@test("long-flow-written-when-verdicts-are-final", ("release", "asan"))
+def t_early(binary, tmp):
+    """A persistent connection: two request/response exchanges close both first flights at
+    about 0.1 s, then it idles until 3 s. Replayed at its own pace, its row is written (and its
+    line printed) long before it ends; at its end the same row gets its final counters."""
+    p = keepalive_pcap(tmp)
     db = os.path.join(tmp, "k.db")
     proc = subprocess.Popen([binary, "-q", "--no-dpi", "-r", p, "--replay", "--no-ui", "--json", "-o", db],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
@@ -909,7 +928,7 @@ def t_early(binary, tmp):
     line = proc.stdout.readline()
     t_line = time.time() - t0
     # committed within a second of being written, while the flow is still open
-    mid = wait_for(lambda: count_rows(db) and rows(db, "SELECT id, c_pkts, end_reason, s_iw_limit, s_iw_segs FROM flows"),
+    mid = wait_for(lambda: count_rows(db) and rows(db, "SELECT rowid AS id, c_pkts, end_reason, s_iw_limit, s_iw_segs FROM flows"),
                    2.5, "the early row")
     eq(proc.poll(), None, "still replaying")
     out, err = proc.communicate(timeout=30)
@@ -919,7 +938,7 @@ def t_early(binary, tmp):
     assert t_line < 1.5 and t_end > 2.8, "line at %.2f s, end at %.2f s" % (t_line, t_end)
     eq(len(mid), 1, "row present while the flow is open")
     eq((mid[0]["end_reason"], mid[0]["s_iw_limit"], mid[0]["s_iw_segs"]), (None, "app", 3), "early row")
-    final = rows(db, "SELECT id, c_pkts, end_reason FROM flows")
+    final = rows(db, "SELECT rowid AS id, c_pkts, end_reason FROM flows")
     eq(len(final), 1, "still one row")
     eq((final[0]["id"], final[0]["end_reason"]), (mid[0]["id"], "fin"), "updated in place")
     assert final[0]["c_pkts"] > mid[0]["c_pkts"], (final, mid)
@@ -1346,6 +1365,262 @@ def t_valgrind(binary, tmp):
                         "-o", db], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     if r.returncode != 0:
         raise AssertionError("valgrind exit %d:\n%s" % (r.returncode, r.stderr[-3000:]))
+
+
+# ---------------------------------------------------------------------------------------------
+# Many probes, one database (issue 9): a real PostgreSQL 15 server, started by the tests
+
+import atexit  # noqa: E402
+import pgserver  # noqa: E402
+
+_PG = []
+
+
+def pg_server():
+    """The suite's private PostgreSQL server, started on first use (Skip when the server
+    packages are missing: `make test` installs them)."""
+    if not _PG:
+        if not pgserver.bindir():
+            raise Skip("PostgreSQL server not installed (make deps installs it)")
+        srv = pgserver.PgServer()
+        atexit.register(srv.close)
+        _PG.append(srv)
+    return _PG[0]
+
+
+def pg_database(tmp):
+    """A fresh database on the suite's server for one test; its URI."""
+    srv = pg_server()
+    name = "t_" + os.path.basename(tmp).replace("-", "_").replace(".", "_").lower()
+    srv.psql("CREATE DATABASE %s" % name)
+    return srv, srv.uri(name), name
+
+
+FLOW_KEY = ("server_ip", "probe", "run_id", "flow_key")
+
+
+def pg_rows(srv, db, sql):
+    """Rows as dicts, typed like SQLite's (integers as int, NULL as None)."""
+    r = subprocess.run(["psql", "-X", "-q", "-h", srv.dir, "-p", str(srv.port), "-U", pgserver.USER,
+                        "-d", db, "-v", "ON_ERROR_STOP=1", "--csv", "-c", sql],
+                       capture_output=True, text=True, timeout=60)
+    if r.returncode != 0:
+        raise AssertionError("psql: " + r.stderr)
+    import csv
+    import io
+    out = []
+    for rec in csv.DictReader(io.StringIO(r.stdout)):
+        out.append({k: (None if v == "" else int(v) if v.lstrip("-").isdigit() else v)
+                    for k, v in rec.items()})
+    return out
+
+
+def comparable(rs):
+    """Flow rows without what names the run (probe, run_id), sorted."""
+    return sorted((tuple((k, r[k]) for k in sorted(r) if k not in ("probe", "run_id", "id"))
+                   for r in rs), key=repr)
+
+
+@test("pg-schema-matches-sqlite")
+def t_pg_schema(binary, tmp):
+    """Both dialects have the same tables and views with the same columns in the same order;
+    the schema files are what the binary creates."""
+    srv, uri, name = pg_database(tmp)
+    db = analyse(binary, [truth_pcap()], tmp, ["--no-dpi"])
+    run(["-q", "--no-dpi", "-r", truth_pcap(), "-o", uri, "--spool", os.path.join(tmp, "sp.db")],
+        binary, 0)
+    lite = {}
+    for r in rows(db, "SELECT name FROM sqlite_master WHERE type IN ('table', 'view')"):
+        lite[r["name"]] = [c["name"] for c in rows(db, "SELECT name FROM pragma_table_info('%s')" % r["name"])]
+    pg = {}
+    for r in pg_rows(srv, name, "SELECT table_name, column_name FROM information_schema.columns "
+                     "WHERE table_schema = 'public' ORDER BY table_name, ordinal_position"):
+        pg.setdefault(r["table_name"], []).append(r["column_name"])
+    eq(sorted(pg), sorted(lite), "tables and views")
+    for t in lite:
+        eq(pg[t], lite[t], "columns of " + t)
+    assert len(lite) >= 11 and "probe" in lite["flows"] and "probe" in lite["runs"], lite.keys()
+    _, out, _ = run(["schema", "postgresql"], binary, 0)
+    eq(out, open(os.path.join(ROOT, "schema", "postgresql.sql")).read() +
+       open(os.path.join(ROOT, "schema", "views.sql")).read(), "iwscope schema postgresql")
+    # the unique key a Citus table distributed by server_ip needs, and no foreign keys
+    keys = pg_rows(srv, name, "SELECT indexdef FROM pg_indexes WHERE indexname = 'flows_key'")
+    assert "(server_ip, probe, run_id, flow_key)" in keys[0]["indexdef"], keys
+    eq(pg_rows(srv, name, "SELECT count(*) AS n FROM information_schema.table_constraints "
+               "WHERE constraint_type = 'FOREIGN KEY'")[0]["n"], 0, "foreign keys")
+
+
+@test("pg-two-probes-server-restarted-mid-run", ("release", "asan"))
+def t_pg_restart(binary, tmp):
+    """Two probes replay captures into one database at once; the server is stopped 2 s in and
+    started 3 s later. Each probe spools meanwhile and drains on reconnect: every flow is in
+    the database exactly once, equal to what an SQLite run of the same capture writes."""
+    srv, uri, name = pg_database(tmp)
+    caps = {"east": (os.path.join(PCAPS, "demo.pcap"), "0.5"),          # 10 flows in ~12 s
+            "west": (keepalive_pcap(tmp), "0.4"),                      # written early, updated at ~7.5 s
+            }
+    procs = {}
+    for probe, (cap, speed) in caps.items():
+        procs[probe] = subprocess.Popen(
+            [binary, "-r", cap, "--replay=" + speed, "--no-ui", "--probe", probe, "-o", uri,
+             "--spool", os.path.join(tmp, probe + ".spool")],
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=ENV)
+    time.sleep(2)
+    srv.stop()
+    time.sleep(3)
+    srv.start()
+    errs = {}
+    for probe, p in procs.items():
+        _, errs[probe] = p.communicate(timeout=120)
+        eq(p.returncode, 0, probe + ": " + errs[probe])
+        assert "Sanitizer" not in errs[probe], errs[probe]
+    for probe, (cap, _) in caps.items():
+        err = errs[probe]
+        assert "spooling to" in err and "is back; draining the spool" in err, "no outage and recovery: " + repr(err)
+        line = [x for x in err.splitlines() if x.startswith("iwscope: postgresql: ")]
+        assert line, "no summary: " + repr(err)
+        m = re.search(r"; (\d+) waited in the spool while the server was unreachable, (\d+) drained", line[0])
+        if probe == "east":  # flows end all through the outage: some had to wait
+            assert m and int(m.group(1)) > 0 and m.group(1) == m.group(2), line[0]
+        else:  # its one row was sent before the outage or after it
+            assert not m or m.group(1) == m.group(2), line[0]
+        eq(count_rows(os.path.join(tmp, probe + ".spool")), 0, "spool left empty")
+        ref = rows(analyse(binary, [cap], tmp, [], probe + ".db"), "SELECT * FROM flows")
+        got = pg_rows(srv, name, "SELECT * FROM flows WHERE probe = '%s'" % probe)
+        eq(len(got), len(ref), probe + " flows")
+        eq(len({tuple(r[k] for k in FLOW_KEY) for r in got}), len(ref), probe + " distinct flows")
+        eq(comparable(got), comparable(ref), probe + " rows equal SQLite's")
+        run_row = pg_rows(srv, name, "SELECT status, flows FROM runs WHERE probe = '%s'" % probe)
+        eq(run_row, [{"status": "complete", "flows": len(ref)}], probe + " run")
+    # the persistent connection's row arrived early, then its final state replaced it
+    west = pg_rows(srv, name, "SELECT end_reason FROM flows WHERE probe = 'west'")
+    eq(west, [{"end_reason": "fin"}], "west's final row")
+
+
+@test("pg-unreachable-for-a-whole-run", ("release", "asan"))
+def t_pg_backlog(binary, tmp):
+    """No server for a whole run: exit 0, the rows wait in the spool and the summary says so;
+    the next run with that spool delivers them along with its own, once each."""
+    srv, uri, name = pg_database(tmp)
+    spool = os.path.join(tmp, "p.spool")
+    dead = "postgresql://iw:x@127.0.0.1:%d/%s" % (pgserver.free_port(), name)
+    first = [truth_pcap(), mixed_pcap(tmp)]
+    _, _, err = run(["-r", first[0], "-r", first[1], "--probe", "p", "-o", dead, "--spool", spool],
+                    binary, 0)
+    ref = analyse(binary, first, tmp, [], "ref.db")
+    n = count_rows(ref)
+    eq(count_rows(spool), n, "rows in the spool")
+    assert "%d flow rows wait in the spool %s" % (n, spool) in err, err
+    assert "x@" not in err and ":***@" in err, "password shown: " + err
+    _, _, err = run(["-r", os.path.join(PCAPS, "demo.pcap"), "--probe", "p", "-o", uri, "--spool", spool],
+                    binary, 0)
+    assert "(%d left by an earlier run)" % n in err, err
+    eq(count_rows(spool), 0, "spool drained")
+    eq(count_rows(spool, "SELECT count(*) FROM runs"), 0, "finished runs leave the spool")
+    got = pg_rows(srv, name, "SELECT run_id, count(*) AS n FROM flows GROUP BY run_id ORDER BY run_id")
+    eq([r["n"] for r in got], [n, 10], "flows per run")
+    eq([r["status"] for r in pg_rows(srv, name, "SELECT status FROM runs ORDER BY id")],
+       ["complete", "complete"], "both runs")
+    want = rows(ref, "SELECT reason, packets FROM run_decode ORDER BY reason")
+    assert len(want) >= 5, want
+    eq(pg_rows(srv, name, "SELECT reason, packets FROM run_decode ORDER BY reason"), want,
+       "decode counters of the spooled run")
+
+
+@test("pg-batch-sent-twice-lands-once", ("release", "asan"))
+def t_pg_idempotent(binary, tmp):
+    """The upload path (COPY + upsert on (server_ip, probe, run, flow)) replays a whole database
+    twice: nothing is added the second time. A stale early state never replaces a final row."""
+    srv, uri, name = pg_database(tmp)
+    a = analyse(binary, [os.path.join(PCAPS, "demo.pcap")], tmp, ["--probe", "a"], "a.db")
+    for _ in range(2):
+        _, _, err = run(["merge", a, "-o", uri], binary, 0)
+        assert "1 runs, 10 flows" in err, err
+    eq(pg_rows(srv, name, "SELECT count(*) AS n FROM flows")[0]["n"], 10, "flows")
+    eq(pg_rows(srv, name, "SELECT count(*) AS n FROM runs")[0]["n"], 1, "runs")
+    # an early copy of a flow (no end_reason) arriving after its final row changes nothing
+    stale = os.path.join(tmp, "stale.db")
+    shutil.copy(a, stale)
+    con = sqlite3.connect(stale)
+    con.execute("UPDATE flows SET end_reason = NULL, c_pkts = 1")
+    con.commit()
+    con.close()
+    run(["merge", stale, "-o", uri], binary, 0)
+    eq(pg_rows(srv, name, "SELECT count(*) AS n FROM flows WHERE end_reason IS NULL OR c_pkts = 1")[0]["n"],
+       0, "final rows kept")
+
+
+@test("pg-bad-login-and-unknown-host", ("release", "asan"))
+def t_pg_refused(binary, tmp):
+    """A wrong password, an unknown host, a missing database: one line, exit 2, no spool
+    made, the password never printed; report says the same."""
+    srv, uri, name = pg_database(tmp)
+    spool = os.path.join(tmp, "never.spool")
+    cases = [(srv.uri(name, password="wrong-pw"), "password authentication failed"),
+             ("postgresql://iw:pw@no-such-host.invalid/x", "could not translate host name"),
+             (srv.uri("no_such_db"), 'database "no_such_db" does not exist')]
+    for target, want in cases:
+        for args in (["-r", truth_pcap(), "-o", target, "--spool", spool], ["report", target]):
+            rc, out, err = run(args, binary)
+            eq(rc, 2, "exit for %s: %s" % (args[0], err))
+            eq(len(err.splitlines()), 1, "one line: " + err)
+            assert want in err, err
+            assert "wrong-pw" not in err and pgserver.PASSWORD not in err, "password shown: " + err
+        assert not os.path.exists(spool), "spool created for " + target
+    # a database that has a table named runs of its own is left alone
+    srv.psql("CREATE TABLE runs (x int)", name)
+    rc, _, err = run(["-r", truth_pcap(), "-o", uri, "--spool", spool], binary)
+    eq(rc, 2, "foreign runs table")
+    assert "not an iwscope database" in err, err
+
+
+@test("pg-report-and-plot-equal-sqlite")
+def t_pg_report(binary, tmp):
+    """Every report table and every chart from PostgreSQL equals the SQLite file's."""
+    srv, uri, name = pg_database(tmp)
+    caps = [os.path.join(PCAPS, "demo.pcap"), os.path.join(PCAPS, "dpi", "apps.mid.pcap")]
+    dbs = [analyse(binary, [c], tmp, ["--probe", "p%d" % i], "%d.db" % i) for i, c in enumerate(caps)]
+    all_db = os.path.join(tmp, "all.db")
+    run(["merge"] + dbs + ["-o", all_db], binary, 0)
+    run(["merge"] + dbs + ["-o", uri], binary, 0)
+    for by in ([], ["--by", "server"], ["--by", "app"], ["--by", "rwnd"], ["--by", "standard"]):
+        for fmt in ("table", "json"):
+            _, a, _ = run(["report", all_db, "--format", fmt] + by, binary, 0)
+            _, b, _ = run(["report", uri, "--format", fmt] + by, binary, 0)
+            eq(b, a, "report %s %s" % (fmt, " ".join(by)))
+    assert "p0" in a or True
+    _, summary, _ = run(["report", uri], binary, 0)
+    assert "p0" in summary and "p1" in summary and "IW16" in summary, summary
+    for target, d in ((all_db, "s"), (uri, "p")):
+        run(["plot", target, "-o", os.path.join(tmp, d)], binary, 0)
+    for f in ("iw_histogram.svg", "ff_bytes_cdf.svg", "syn_window.svg", "rtt_vs_ff.svg"):
+        eq(open(os.path.join(tmp, "p", f)).read(), open(os.path.join(tmp, "s", f)).read(), f)
+
+
+@test("merge-sqlite-files", ("release", "asan"))
+def t_merge(binary, tmp):
+    """Probes' files merge into one without a server; merging again adds nothing; a file that
+    is not an iwscope database is reported and the others still merge."""
+    a = analyse(binary, [os.path.join(PCAPS, "demo.pcap")], tmp, ["--probe", "a"], "a.db")
+    b = analyse(binary, [truth_pcap()], tmp, ["--probe", "b"], "b.db")
+    nb = count_rows(b)
+    out = os.path.join(tmp, "all.db")
+    _, _, err = run(["merge", a, b, "-o", out], binary, 0)
+    assert "2 runs (2 new), %d flows (%d new)" % (10 + nb, 10 + nb) in err, err
+    _, _, err = run(["merge", a, b, "-o", out], binary, 0)
+    assert "(0 new)" in err and "2 runs (0 new)" in err, err
+    eq(count_rows(out), 10 + nb, "flows")
+    eq(comparable(rows(out, "SELECT * FROM flows WHERE probe = 'a'")), comparable(rows(a, "SELECT * FROM flows")), "a's rows")
+    eq(rows(out, "SELECT probe, runs, flows FROM probes ORDER BY probe"),
+       [{"probe": "a", "runs": 1, "flows": 10}, {"probe": "b", "runs": 1, "flows": nb}], "probes view")
+    junk = os.path.join(tmp, "junk.db")
+    open(junk, "w").write("not a database")
+    rc, _, err = run(["merge", junk, a, "-o", os.path.join(tmp, "two.db")], binary)
+    eq(rc, 2, "exit with a bad input")
+    assert "junk.db" in err and "merged 1 of 2" in err, err
+    eq(count_rows(os.path.join(tmp, "two.db")), 10, "the good file merged")
+    rc, _, err = run(["merge", out, "-o", out], binary)
+    eq(rc, 2, "merging a file into itself")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,7 +1,9 @@
 #!/bin/sh
-# Emits a C file defining `const char NAME[]` with the contents of FILE (the schema).
-name=$1 file=$2
-echo "/* generated from $file by tools/embed.sh: do not edit */"
+# Emits a C file defining `const char NAME[]` with the contents of FILE... (a schema: its
+# tables, then the views), concatenated.
+name=$1
+shift
+echo "/* generated from $* by tools/embed.sh: do not edit */"
 printf 'const char %s[] =\n' "$name"
-sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$/\\n"/' "$file"
+cat "$@" | sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$/\\n"/'
 echo ";"

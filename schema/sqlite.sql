@@ -1,14 +1,20 @@
--- iwscope database schema. PRAGMA user_version is the schema version; iwscope refuses a file
--- with another version, and any file whose application_id is not iwscope's ('IWSC').
+-- iwscope database schema, SQLite dialect (schema/postgresql.sql is the same tables for
+-- PostgreSQL; schema/views.sql the views both share). PRAGMA user_version is the schema
+-- version; iwscope refuses a file with another version, and any file whose application_id is
+-- not iwscope's ('IWSC').
+-- Identity: a probe (capture point, --probe) names its runs by their start time in
+-- microseconds, made unique per probe; a flow is (probe, run_id, flow_key). So the files of
+-- many probes merge, and a batch sent twice replaces itself instead of adding rows.
 -- Times are integer microseconds since the epoch. Unknown is NULL, never 0.
 -- c_ = the client (sent the SYN), s_ = the server, as in tstat. The first-flight columns
 -- (*_iw_*, *_smss, *_ff_*) describe that side as a sender.
 
 PRAGMA application_id = 1230459715; -- 0x49575343, 'IWSC'
-PRAGMA user_version = 1;
+PRAGMA user_version = 2;
 
 CREATE TABLE runs (
-  id              INTEGER PRIMARY KEY,
+  probe           TEXT NOT NULL,     -- capture point (--probe, default the host name)
+  id              INTEGER NOT NULL,  -- start time in us, unique per probe
   started_us      INTEGER NOT NULL,
   finished_us     INTEGER,
   source          TEXT NOT NULL,     -- files (space separated) or interface
@@ -27,20 +33,23 @@ CREATE TABLE runs (
   skipped_files   INTEGER,
   pcap_received   INTEGER,           -- live capture: libpcap's counts
   pcap_dropped    INTEGER,
-  dpi_peak_states INTEGER            -- most flows nDPI was inspecting at once (state freed once decided)
+  dpi_peak_states INTEGER,           -- most flows nDPI was inspecting at once (state freed once decided)
+  PRIMARY KEY (probe, id)
 );
 
 -- Frames not analysed, by reason: not_ip, not_tcp, ip_fragment, truncated_*, bad_*, ...
 CREATE TABLE run_decode (
-  run_id  INTEGER NOT NULL REFERENCES runs(id),
+  probe   TEXT NOT NULL,
+  run_id  INTEGER NOT NULL,
   reason  TEXT NOT NULL,
   packets INTEGER NOT NULL,
-  PRIMARY KEY (run_id, reason)
+  PRIMARY KEY (probe, run_id, reason),
+  FOREIGN KEY (probe, run_id) REFERENCES runs (probe, id)
 );
 
 CREATE TABLE flows (
-  id            INTEGER PRIMARY KEY,
-  run_id        INTEGER NOT NULL REFERENCES runs(id),
+  probe         TEXT NOT NULL,
+  run_id        INTEGER NOT NULL,
   ts_us         INTEGER NOT NULL,    -- first packet
   ip_ver        INTEGER NOT NULL,
   client_ip     TEXT NOT NULL,
@@ -87,78 +96,13 @@ CREATE TABLE flows (
   app_category  TEXT,
   server_name   TEXT,                -- TLS SNI, HTTP Host, ...
   dpi_method    TEXT,                -- payload | guess | none
-  flow_key      INTEGER NOT NULL     -- the flow's number within its run
+  flow_key      INTEGER NOT NULL,    -- the flow's number within its run
+  FOREIGN KEY (probe, run_id) REFERENCES runs (probe, id)
 );
 
 -- A flow is written as soon as its verdicts are final and updated in place when it ends.
-CREATE UNIQUE INDEX flows_key ON flows(run_id, flow_key);
+-- The key holds server_ip so that it is valid on a table distributed by it (Citus).
+CREATE UNIQUE INDEX flows_key ON flows(server_ip, probe, run_id, flow_key);
 
 CREATE INDEX flows_server ON flows(server_ip, server_port);
-CREATE INDEX flows_run ON flows(run_id);
-
--- How many SYNs advertised each receiver class, by side.
-CREATE VIEW rwnd_classes AS
-  SELECT 'client' AS side, c_rwnd_class AS rwnd_class, count(*) AS flows
-    FROM flows WHERE c_rwnd_class IS NOT NULL GROUP BY c_rwnd_class
-  UNION ALL
-  SELECT 'server', s_rwnd_class, count(*)
-    FROM flows WHERE s_rwnd_class IS NOT NULL GROUP BY s_rwnd_class;
-
--- One row per server address and port: what its SYN-ACKs said and how its flows went.
-CREATE VIEW servers AS
-  SELECT server_ip, server_port,
-         count(*) AS flows,
-         sum(handshake = 'complete') AS complete,
-         min(ts_us) AS first_us, max(ts_us) AS last_us,
-         max(s_mss) AS mss, max(s_wscale) AS wscale, max(s_ittl) AS ittl,
-         max(s_syn_win) AS syn_win, max(s_rwnd_class) AS rwnd_class, max(s_olayout) AS olayout,
-         max(app_proto) AS app_proto, max(server_name) AS server_name
-    FROM flows GROUP BY server_ip, server_port;
-
--- One row per server address and port: the IW its exact (cwnd) flows agree on, the highest
--- lower bound from app/rwnd flows, and whether they disagree (INFERENCE.md "Per-host verdicts").
-CREATE VIEW server_iw AS
-  SELECT server_ip, server_port,
-         count(*) AS flows,
-         sum(s_iw_limit = 'cwnd') AS exact_flows,
-         CASE WHEN min(CASE WHEN s_iw_limit = 'cwnd' THEN s_iw_segs END)
-                 = max(CASE WHEN s_iw_limit = 'cwnd' THEN s_iw_segs END)
-              THEN max(CASE WHEN s_iw_limit = 'cwnd' THEN s_iw_segs END) END AS iw,
-         min(CASE WHEN s_iw_limit = 'cwnd' THEN s_iw_segs END) AS iw_min,
-         max(CASE WHEN s_iw_limit = 'cwnd' THEN s_iw_segs END) AS iw_max,
-         max(CASE WHEN s_iw_limit IN ('app', 'rwnd') THEN s_iw_segs END) AS lower_bound,
-         max(CASE WHEN s_iw_limit = 'cwnd' THEN s_iw_std END) AS iw_std,
-         CASE WHEN min(CASE WHEN s_iw_limit = 'cwnd' THEN s_iw_segs END)
-                 <> max(CASE WHEN s_iw_limit = 'cwnd' THEN s_iw_segs END)
-                OR max(CASE WHEN s_iw_limit IN ('app', 'rwnd') THEN s_iw_segs END)
-                 > max(CASE WHEN s_iw_limit = 'cwnd' THEN s_iw_segs END)
-              THEN 1 ELSE 0 END AS disagree,
-         max(app_proto) AS app_proto, max(server_name) AS server_name
-    FROM flows WHERE s_iw_limit IS NOT NULL AND s_iw_limit <> 'none'
-    GROUP BY server_ip, server_port;
-
--- The server IW distribution: exact classes and lower bounds, with the standard matched.
-CREATE VIEW iw_classes AS
-  SELECT s_iw_class AS iw_class, s_iw_limit AS iw_limit, s_iw_std AS iw_std, count(*) AS flows
-    FROM flows WHERE s_iw_class IS NOT NULL
-    GROUP BY s_iw_class, s_iw_limit, s_iw_std;
-
--- Server IW classes by application (nDPI) and by server name.
-CREATE VIEW iw_by_app AS
-  SELECT coalesce(app_proto, 'Unknown') AS app_proto, s_iw_class AS iw_class,
-         s_iw_limit AS iw_limit, count(*) AS flows, count(DISTINCT server_ip) AS servers
-    FROM flows WHERE s_iw_class IS NOT NULL
-    GROUP BY 1, 2, 3;
-
-CREATE VIEW iw_by_name AS
-  SELECT server_name, s_iw_class AS iw_class, s_iw_limit AS iw_limit, count(*) AS flows,
-         max(app_proto) AS app_proto
-    FROM flows WHERE s_iw_class IS NOT NULL AND server_name IS NOT NULL
-    GROUP BY 1, 2, 3;
-
--- Receiver classes (the client's SYN window) by application.
-CREATE VIEW rwnd_by_app AS
-  SELECT coalesce(app_proto, 'Unknown') AS app_proto, c_rwnd_class AS rwnd_class,
-         count(*) AS flows
-    FROM flows WHERE c_rwnd_class IS NOT NULL
-    GROUP BY 1, 2;
+CREATE INDEX flows_run ON flows(probe, run_id);

@@ -1,0 +1,31 @@
+/* schema: SQL both database dialects share (the tables and views are in schema/). */
+#ifndef IWSCOPE_SCHEMA_H
+#define IWSCOPE_SCHEMA_H
+
+#define SCHEMA_VERSION 2
+
+/* A flow's identity: unique in flows, and the conflict target of every upsert. It holds
+ * server_ip, the distribution column on Citus, where a unique key must contain it. */
+#define FLOW_KEY "server_ip, probe, run_id, flow_key"
+#define RUN_KEY "probe, id"
+#define DECODE_KEY "probe, run_id, reason"
+
+/* An upsert never replaces a final row with an earlier state of it (a replayed spool batch
+ * or a stale file in a merge): a flow is final once it has an end_reason, a run once it
+ * has finished_us. */
+#define FLOW_NOT_STALE "(excluded.end_reason IS NOT NULL OR flows.end_reason IS NULL)"
+#define RUN_NOT_STALE "(excluded.finished_us IS NOT NULL OR runs.finished_us IS NULL)"
+
+/* The tables a copy (spool drain, merge) moves, with their keys and stale-row guards. */
+struct schema_table {
+	const char *name;
+	const char *key;      /* the conflict target */
+	const char *key_cols; /* the same as ",a,b,": columns an upsert leaves alone */
+	const char *guard;    /* when an upsert may replace a row: SQL over excluded and name */
+};
+extern const struct schema_table schema_tables[3]; /* runs, run_decode, flows */
+
+/* schema_tables' entry for name, or NULL. */
+const struct schema_table *schema_table(const char *name);
+
+#endif

@@ -1,0 +1,75 @@
+-- iwscope views, shared by both dialects (schema/sqlite.sql, schema/postgresql.sql): only SQL
+-- that SQLite and PostgreSQL (and Citus, over flows distributed by server_ip) both run.
+
+-- One row per probe: its runs and flows.
+CREATE VIEW probes AS
+  SELECT probe, count(*) AS runs, sum(flows) AS flows, min(started_us) AS first_us,
+         max(coalesce(finished_us, started_us)) AS last_us
+    FROM runs GROUP BY probe;
+
+-- How many SYNs advertised each receiver class, by side.
+CREATE VIEW rwnd_classes AS
+  SELECT 'client' AS side, c_rwnd_class AS rwnd_class, count(*) AS flows
+    FROM flows WHERE c_rwnd_class IS NOT NULL GROUP BY c_rwnd_class
+  UNION ALL
+  SELECT 'server', s_rwnd_class, count(*)
+    FROM flows WHERE s_rwnd_class IS NOT NULL GROUP BY s_rwnd_class;
+
+-- One row per server address and port: what its SYN-ACKs said and how its flows went.
+CREATE VIEW servers AS
+  SELECT server_ip, server_port,
+         count(*) AS flows,
+         count(*) FILTER (WHERE handshake = 'complete') AS complete,
+         min(ts_us) AS first_us, max(ts_us) AS last_us,
+         max(s_mss) AS mss, max(s_wscale) AS wscale, max(s_ittl) AS ittl,
+         max(s_syn_win) AS syn_win, max(s_rwnd_class) AS rwnd_class, max(s_olayout) AS olayout,
+         max(app_proto) AS app_proto, max(server_name) AS server_name
+    FROM flows GROUP BY server_ip, server_port;
+
+-- One row per server address and port: the IW its exact (cwnd) flows agree on, the highest
+-- lower bound from app/rwnd flows, and whether they disagree (INFERENCE.md "Per-host verdicts").
+CREATE VIEW server_iw AS
+  SELECT server_ip, server_port,
+         count(*) AS flows,
+         count(*) FILTER (WHERE s_iw_limit = 'cwnd') AS exact_flows,
+         CASE WHEN min(CASE WHEN s_iw_limit = 'cwnd' THEN s_iw_segs END)
+                 = max(CASE WHEN s_iw_limit = 'cwnd' THEN s_iw_segs END)
+              THEN max(CASE WHEN s_iw_limit = 'cwnd' THEN s_iw_segs END) END AS iw,
+         min(CASE WHEN s_iw_limit = 'cwnd' THEN s_iw_segs END) AS iw_min,
+         max(CASE WHEN s_iw_limit = 'cwnd' THEN s_iw_segs END) AS iw_max,
+         max(CASE WHEN s_iw_limit IN ('app', 'rwnd') THEN s_iw_segs END) AS lower_bound,
+         max(CASE WHEN s_iw_limit = 'cwnd' THEN s_iw_std END) AS iw_std,
+         CASE WHEN min(CASE WHEN s_iw_limit = 'cwnd' THEN s_iw_segs END)
+                 <> max(CASE WHEN s_iw_limit = 'cwnd' THEN s_iw_segs END)
+                OR max(CASE WHEN s_iw_limit IN ('app', 'rwnd') THEN s_iw_segs END)
+                 > max(CASE WHEN s_iw_limit = 'cwnd' THEN s_iw_segs END)
+              THEN 1 ELSE 0 END AS disagree,
+         max(app_proto) AS app_proto, max(server_name) AS server_name
+    FROM flows WHERE s_iw_limit IS NOT NULL AND s_iw_limit <> 'none'
+    GROUP BY server_ip, server_port;
+
+-- The server IW distribution: exact classes and lower bounds, with the standard matched.
+CREATE VIEW iw_classes AS
+  SELECT s_iw_class AS iw_class, s_iw_limit AS iw_limit, s_iw_std AS iw_std, count(*) AS flows
+    FROM flows WHERE s_iw_class IS NOT NULL
+    GROUP BY s_iw_class, s_iw_limit, s_iw_std;
+
+-- Server IW classes by application (nDPI) and by server name.
+CREATE VIEW iw_by_app AS
+  SELECT coalesce(app_proto, 'Unknown') AS app_proto, s_iw_class AS iw_class,
+         s_iw_limit AS iw_limit, count(*) AS flows, count(DISTINCT server_ip) AS servers
+    FROM flows WHERE s_iw_class IS NOT NULL
+    GROUP BY 1, 2, 3;
+
+CREATE VIEW iw_by_name AS
+  SELECT server_name, s_iw_class AS iw_class, s_iw_limit AS iw_limit, count(*) AS flows,
+         max(app_proto) AS app_proto
+    FROM flows WHERE s_iw_class IS NOT NULL AND server_name IS NOT NULL
+    GROUP BY 1, 2, 3;
+
+-- Receiver classes (the client's SYN window) by application.
+CREATE VIEW rwnd_by_app AS
+  SELECT coalesce(app_proto, 'Unknown') AS app_proto, c_rwnd_class AS rwnd_class,
+         count(*) AS flows
+    FROM flows WHERE c_rwnd_class IS NOT NULL
+    GROUP BY 1, 2;

@@ -1,0 +1,141 @@
+/* `iwscope merge A.db B.db -o OUT`: the runs and flows of many probes' files in one database,
+ * an SQLite file or PostgreSQL. A row's identity is (probe, run, flow), so merging a file
+ * twice, or two files that share runs, adds nothing twice. `iwscope schema` prints the DDL. */
+#include "merge.h"
+
+#include <getopt.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pg.h"
+#include "store.h"
+
+static void usage(FILE *out)
+{
+	fprintf(out, "usage: iwscope merge DB [DB ...] -o DB|postgresql://...\n");
+}
+
+static int send_batch(void *arg, const struct store_rows *tables, unsigned n)
+{
+	return pg_send(arg, tables, n);
+}
+
+/* Same file? (merging a file into itself would attach it to itself) */
+static int same_file(const char *a, const char *b)
+{
+	char ra[PATH_MAX], rb[PATH_MAX];
+	return realpath(a, ra) && realpath(b, rb) && !strcmp(ra, rb);
+}
+
+int merge_main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *out = NULL;
+	int c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "o:qh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			out = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 1;
+		}
+	}
+	if (!out || optind >= argc) {
+		usage(stderr);
+		return 1;
+	}
+	char err[1200], shown[512];
+	pg_redact(out, shown, sizeof(shown));
+	bool to_pg = pg_is_uri(out);
+	store *dst = NULL;
+	pgdb *pg = NULL;
+	if (to_pg) {
+		enum pg_fail fail;
+		pg = pg_open(out, true, &fail, err, sizeof(err));
+	} else {
+		dst = store_open(out, err, sizeof(err));
+	}
+	if (!dst && !pg) {
+		fprintf(stderr, "iwscope: %s\n", err);
+		return 2;
+	}
+	int rc = 0;
+	unsigned done = 0;
+	struct store_merge_stats ms = { 0 };
+	for (int i = optind; i < argc; i++) {
+		const char *in = argv[i];
+		if (!to_pg && same_file(in, out)) {
+			fprintf(stderr, "iwscope: %s: is the output; skipped\n", in);
+			rc = 2;
+			continue;
+		}
+		if (!to_pg) {
+			if (store_merge(dst, in, &ms) != 0) {
+				fprintf(stderr, "iwscope: %s\n", store_error(dst));
+				rc = 2;
+				continue;
+			}
+			done++;
+			continue;
+		}
+		store *src = store_open_read(in, err, sizeof(err));
+		if (!src) {
+			fprintf(stderr, "iwscope: %s\n", err);
+			rc = 2;
+			continue;
+		}
+		struct store_copy_stats cs = { 0 };
+		int r = store_copy(src, false, 0, send_batch, pg, &cs);
+		if (r != 0) {
+			fprintf(stderr, "iwscope: %s: %s\n", in, r == -1 ? pg_error(pg) : store_error(src));
+			rc = 2;
+		} else {
+			done++;
+			ms.runs += cs.runs;
+			ms.flows += cs.flows;
+		}
+		store_close(src);
+		if (r == -1) /* the server is gone: the other files would fail the same way */
+			break;
+	}
+	if (to_pg)
+		fprintf(stderr, "iwscope: merged %u of %d databases into %s: %llu runs, %llu flows "
+		        "(rows already there were replaced, not added)\n", done, argc - optind, shown,
+		        (unsigned long long)ms.runs, (unsigned long long)ms.flows);
+	else
+		fprintf(stderr, "iwscope: merged %u of %d databases into %s: %llu runs (%llu new), "
+		        "%llu flows (%llu new)\n", done, argc - optind, shown,
+		        (unsigned long long)ms.runs, (unsigned long long)ms.new_runs,
+		        (unsigned long long)ms.flows, (unsigned long long)ms.new_flows);
+	store_close(dst);
+	pg_close(pg);
+	return rc;
+}
+
+int schema_main(int argc, char **argv)
+{
+	if (argc == 2 && !strcmp(argv[1], "sqlite")) {
+		fputs(store_schema_text(), stdout);
+		return 0;
+	}
+	if (argc == 2 && (!strcmp(argv[1], "postgresql") || !strcmp(argv[1], "postgres"))) {
+		fputs(pg_schema_text(), stdout);
+		return 0;
+	}
+	fprintf(argc == 2 && !strcmp(argv[1], "-h") ? stdout : stderr,
+	        "usage: iwscope schema sqlite|postgresql\n");
+	return argc == 2 && !strcmp(argv[1], "-h") ? 0 : 1;
+}

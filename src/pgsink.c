@@ -1,0 +1,224 @@
+/* The PostgreSQL sink: rows go first into a local SQLite spool (an outbox), which drains to
+ * the server in COPY batches every tick. While the server is unreachable the spool keeps them
+ * and reconnects back off (1, 2, 4 ... PG_BACKOFF_MAX_S s); a batch is deleted from the spool
+ * only in the transaction that saw the server commit it, and the server's upserts make a batch
+ * sent twice (a commit whose answer was lost) land once. */
+#include "pgsink.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "config.h"
+#include "pg.h"
+
+struct pgsink {
+	store *spool;
+	struct sink spool_sink;
+	pgdb *db;
+	char uri[1024], shown[512], spool_path[512];
+	bool quiet;
+	bool outage;          /* rows are waiting because the server was unreachable */
+	bool warned;          /* this outage has been reported */
+	uint64_t next_try_ms; /* monotonic time of the next reconnect */
+	unsigned backoff_s;
+	uint64_t next_drain_ms;
+	struct pgsink_stats st;
+	char err[1200];
+};
+
+static uint64_t mono_ms(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000u + (uint64_t)t.tv_nsec / 1000000u;
+}
+
+/* The server went away (or never came): keep spooling and try again later. */
+static void lost(pgsink *p, const char *why)
+{
+	if (p->db) {
+		pg_close(p->db);
+		p->db = NULL;
+	}
+	if (!p->outage) {
+		p->outage = true;
+		p->st.outages++;
+	}
+	p->backoff_s = p->backoff_s ? p->backoff_s * 2 : 1;
+	if (p->backoff_s > PG_BACKOFF_MAX_S)
+		p->backoff_s = PG_BACKOFF_MAX_S;
+	p->next_try_ms = mono_ms() + p->backoff_s * 1000u;
+	if (!p->warned && !p->quiet)
+		fprintf(stderr, "iwscope: %s; spooling to %s and retrying\n", why, p->spool_path);
+	p->warned = true;
+}
+
+static bool connected(pgsink *p, bool now)
+{
+	if (p->db)
+		return true;
+	if (!now && mono_ms() < p->next_try_ms)
+		return false;
+	enum pg_fail fail;
+	char err[1100];
+	p->db = pg_open(p->uri, true, &fail, err, sizeof(err));
+	if (!p->db) {
+		lost(p, err);
+		return false;
+	}
+	p->backoff_s = 0;
+	if (p->warned && !p->quiet)
+		fprintf(stderr, "iwscope: %s is back; draining the spool\n", p->shown);
+	p->warned = false;
+	return true;
+}
+
+static int send_batch(void *arg, const struct store_rows *tables, unsigned n)
+{
+	pgsink *p = arg;
+	return pg_send(p->db, tables, n);
+}
+
+/* Sends what the spool holds (at most max flows; 0 = all). -1 only on a spool error. */
+static int drain(pgsink *p, uint64_t max, bool now)
+{
+	if (!connected(p, now))
+		return 0;
+	struct store_copy_stats cs = { 0 };
+	int rc = store_copy(p->spool, true, max, send_batch, p, &cs);
+	p->st.delivered += cs.flows;
+	if (p->outage)
+		p->st.drained += cs.flows;
+	if (rc == -2) {
+		snprintf(p->err, sizeof(p->err), "spool %s", store_error(p->spool));
+		return -1;
+	}
+	if (rc == -1) {
+		char why[1100];
+		snprintf(why, sizeof(why), "%s: %s", p->shown, pg_error(p->db));
+		lost(p, why);
+		return 0;
+	}
+	int64_t pending = 0;
+	if (p->outage && store_pending(p->spool, &pending) == 0 && pending == 0)
+		p->outage = false; /* caught up: from here rows go straight through */
+	return 0;
+}
+
+pgsink *pgsink_open(const struct pgsink_opts *o, char *err, size_t errlen)
+{
+	pgsink *p = calloc(1, sizeof(*p));
+	if (!p) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	snprintf(p->uri, sizeof(p->uri), "%s", o->uri);
+	pg_redact(o->uri, p->shown, sizeof(p->shown));
+	snprintf(p->spool_path, sizeof(p->spool_path), "%s", o->spool);
+	p->quiet = o->quiet;
+	/* connect first: a login that can never work leaves no spool file behind */
+	enum pg_fail fail;
+	char pgerr[1100];
+	p->db = pg_open(o->uri, true, &fail, pgerr, sizeof(pgerr));
+	if (!p->db && fail == PG_FAIL_FATAL) {
+		snprintf(err, errlen, "%s", pgerr);
+		free(p);
+		return NULL;
+	}
+	p->spool = store_open(o->spool, err, errlen);
+	if (!p->spool) {
+		pg_close(p->db);
+		free(p);
+		return NULL;
+	}
+	p->spool_sink = store_sink(p->spool);
+	int64_t pending = 0;
+	store_pending(p->spool, &pending);
+	p->st.backlog = (uint64_t)pending; /* left by an earlier run: drained with this one */
+	p->outage = pending > 0;
+	if (!p->db)
+		lost(p, pgerr);
+	return p;
+}
+
+static int ps_begin(void *self, const struct run_info *run)
+{
+	pgsink *p = self;
+	if (p->spool_sink.ops->begin(p->spool_sink.self, run) != 0)
+		return -1;
+	return drain(p, PG_DRAIN_PER_TICK, false); /* the run's row, and any backlog */
+}
+
+static int ps_flow(void *self, const struct flow_record *rec)
+{
+	pgsink *p = self;
+	if (p->spool_sink.ops->flow(p->spool_sink.self, rec) != 0)
+		return -1;
+	p->st.rows++;
+	return 0;
+}
+
+static int ps_tick(void *self)
+{
+	pgsink *p = self;
+	if (p->spool_sink.ops->tick(p->spool_sink.self) != 0)
+		return -1;
+	uint64_t now = mono_ms();
+	if (now < p->next_drain_ms)
+		return 0;
+	p->next_drain_ms = now + 1000;
+	return drain(p, PG_DRAIN_PER_TICK, false);
+}
+
+static int ps_end(void *self, const struct run_info *run)
+{
+	pgsink *p = self;
+	if (p->spool_sink.ops->end(p->spool_sink.self, run) != 0)
+		return -1;
+	if (drain(p, 0, true) != 0) /* one more try now, whatever the backoff says */
+		return -1;
+	int64_t pending = 0;
+	store_pending(p->spool, &pending);
+	p->st.remaining = (uint64_t)pending;
+	p->st.spooled = p->st.drained + p->st.remaining;
+	return 0;
+}
+
+static void ps_close(void *self) { (void)self; }
+
+static const char *ps_error(void *self)
+{
+	pgsink *p = self;
+	return p->err[0] ? p->err : store_error(p->spool);
+}
+
+static const struct sink_ops pgsink_ops = {
+	.name = "postgresql",
+	.begin = ps_begin,
+	.flow = ps_flow,
+	.tick = ps_tick,
+	.end = ps_end,
+	.close = ps_close,
+	.error = ps_error,
+};
+
+struct sink pgsink_sink(pgsink *p)
+{
+	struct sink k = { &pgsink_ops, p };
+	return k;
+}
+
+void pgsink_stats(const pgsink *p, struct pgsink_stats *st) { *st = p->st; }
+
+const char *pgsink_shown(const pgsink *p) { return p->shown; }
+
+void pgsink_close(pgsink *p)
+{
+	if (!p)
+		return;
+	pg_close(p->db);
+	store_close(p->spool);
+	free(p);
+}
