@@ -1234,7 +1234,7 @@ def t_full_disk(binary, tmp):
     need_root()
     mnt = os.path.join(tmp, "small")
     os.mkdir(mnt)
-    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", mnt]).returncode != 0:
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", mnt]).returncode != 0:
         raise Skip("cannot mount a tmpfs")
     try:
         p = os.path.join(tmp, "flood.pcap")
