@@ -32,6 +32,17 @@
 #define DEFAULT_MSS 536 /* RFC 9293 3.7.1: MSS when the option is absent */
 #endif
 
+/* Capture files */
+#ifndef CAPTURE_READ_BUF
+#define CAPTURE_READ_BUF (1u << 20) /* stdio buffer for a pipe or stdin: bytes per read(2) */
+#endif
+#ifndef MAPREAD_WINDOW
+#define MAPREAD_WINDOW (4u << 20) /* bytes of a capture file mapped at once */
+#endif
+#ifndef MAPREAD_STDIO_BUF
+#define MAPREAD_STDIO_BUF 512 /* stdio buffer of a mapped file: larger reads bypass it */
+#endif
+
 /* Storage */
 #ifndef STORE_BATCH_ROWS
 #define STORE_BATCH_ROWS 4096 /* rows per transaction */

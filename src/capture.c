@@ -1,14 +1,17 @@
 /* libpcap file sources (pcap and pcapng, stdin with "-"), one continuous stream. */
 #include "capture.h"
 
+#include <errno.h>
 #include <pcap/pcap.h>
 #include <poll.h>
-#include <stdlib.h>
-#include <time.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include "config.h"
 #include "decode.h"
+#include "mapread.h"
 
 const char *capture_pcap_version(void) { return pcap_lib_version(); }
 
@@ -57,10 +60,22 @@ static int set_filter(pcap_t *pc, const char *filter, char *err, size_t errlen)
 static pcap_t *open_file(const char *path, const char *filter, int *dlt, int *filter_error)
 {
 	char errbuf[PCAP_ERRBUF_SIZE] = "";
-	pcap_t *pc = pcap_open_offline_with_tstamp_precision(path, PCAP_TSTAMP_PRECISION_MICRO,
-	                                                     errbuf);
+	/* a regular file is read from its mapped pages; a pipe or stdin through a large stdio
+	 * buffer (one read(2) per CAPTURE_READ_BUF bytes, not stdio's 4 KiB) */
+	FILE *f = strcmp(path, "-") ? mapread_open(path) : NULL;
+	if (!f) {
+		f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
+		if (!f) {
+			fprintf(stderr, "iwscope: %s: %s\n", path, strerror(errno));
+			return NULL;
+		}
+		setvbuf(f, NULL, _IOFBF, CAPTURE_READ_BUF);
+	}
+	pcap_t *pc = pcap_fopen_offline_with_tstamp_precision(f, PCAP_TSTAMP_PRECISION_MICRO, errbuf);
 	if (!pc) {
 		fprintf(stderr, "iwscope: %s: %s\n", path, errbuf);
+		if (f != stdin)
+			fclose(f);
 		return NULL;
 	}
 	*dlt = pcap_datalink(pc);
