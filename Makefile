@@ -25,7 +25,7 @@ BUILD    := build
 DEBUG    := build-debug
 SAN      := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
-.PHONY: all debug deps demo test install clean truth fuzz fuzzers bench tools soak
+.PHONY: all debug tsan deps demo test install clean truth fuzz fuzzers bench tools soak
 all: $(BUILD)/iwscope
 
 $(BUILD)/schema_sql.c: schema/sqlite.sql schema/postgresql.sql schema/views.sql tools/embed.sh
@@ -58,6 +58,19 @@ $(DEBUG)/schema_sql.o: $(BUILD)/schema_sql.c
 $(DEBUG)/iwscope: $(DOBJS)
 	$(CC) $(SAN) -o $@ $^ $(PKG_LIBS)
 
+# ThreadSanitizer build: the tests run the threaded file path through it.
+TSAN := build-tsan
+TOBJS := $(patsubst src/%.c,$(TSAN)/%.o,$(SRCS)) $(TSAN)/schema_sql.o
+tsan: $(TSAN)/iwscope
+$(TSAN)/%.o: src/%.c $(HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(WARN) -D_DEFAULT_SOURCE -Iinclude $(PKG_CFLAGS) -O1 -g -fsanitize=thread -c $< -o $@
+$(TSAN)/schema_sql.o: $(BUILD)/schema_sql.c
+	@mkdir -p $(@D)
+	$(CC) $(WARN) -Iinclude -O1 -g -fsanitize=thread -c $< -o $@
+$(TSAN)/iwscope: $(TOBJS)
+	$(CC) -fsanitize=thread -o $@ $^ $(PKG_LIBS)
+
 # Installs missing Debian packages (as root; apt-get update first). No-op when all present.
 deps:
 	@missing=""; for p in $(DEB_BUILD) $(DEB_TEST); do \
@@ -76,7 +89,7 @@ demo: deps
 	$(BUILD)/iwscope report demo.db
 
 test: deps
-	$(MAKE) all debug tools $(DEBUG)/unit fuzzers
+	$(MAKE) all debug tsan tools $(BUILD)/benchgen $(DEBUG)/unit fuzzers
 	python3 tests/run.py
 
 TOOLS := $(BUILD)/pcapgen $(BUILD)/delayline
@@ -106,7 +119,7 @@ install: all
 	install -m 644 man/iwscope.1 $(DESTDIR)$(PREFIX)/share/man/man1/iwscope.1
 
 clean:
-	rm -rf $(BUILD) $(DEBUG) demo.db demo.db-wal demo.db-shm
+	rm -rf $(BUILD) $(DEBUG) $(TSAN) demo.db demo.db-wal demo.db-shm
 
 # Unit tests: every module but main, with the sanitizers.
 UNIT_OBJS := $(filter-out $(DEBUG)/main.o,$(DOBJS))

@@ -43,6 +43,15 @@
 #define MAPREAD_STDIO_BUF 512 /* stdio buffer of a mapped file: larger reads bypass it */
 #endif
 
+/* The DPI-and-sinks stage (a second thread for capture files) */
+#ifndef STAGE_BATCH_BYTES
+#define STAGE_BATCH_BYTES (256u << 10) /* messages handed over at once */
+#endif
+#ifndef STAGE_BATCHES
+#define STAGE_BATCHES 8 /* batches in flight at most: the queue's memory bound */
+#endif
+#define STAGE_MAX_IP 65535u /* bytes of a packet passed on for nDPI */
+
 /* Storage */
 #ifndef STORE_BATCH_ROWS
 #define STORE_BATCH_ROWS 4096 /* rows per transaction */

@@ -19,12 +19,26 @@ typedef struct dpi_ctx dpi_ctx;
 dpi_ctx *dpi_open(unsigned max_pkts);
 void dpi_close(dpi_ctx *d);
 
-/* Feeds one packet of f (raw IP header at ip, ip_len captured bytes). Frees the flow's nDPI
- * state once detection is final. */
-void dpi_packet(dpi_ctx *d, struct flow *f, const struct pkt *p, int dir);
+/* Whether p is one nDPI would inspect: a payload packet with its IP header captured. */
+bool dpi_wants(const struct pkt *p);
 
-/* Fills rec's application fields for f and frees any nDPI state left. */
-void dpi_finish(dpi_ctx *d, struct flow *f, struct flow_record *rec);
+/* Feeds one packet of a flow (its IP header at ip, ip_cap bytes captured) to st, unless st is
+ * decided. Frees the flow's nDPI state once detection is final. */
+void dpi_packet(dpi_ctx *d, struct dpi_state *st, const uint8_t *ip, uint32_t ip_cap,
+                uint64_t ts_us);
+
+/* Whether st's protocol is decided (nDPI is done with the flow). */
+bool dpi_decided(const struct dpi_state *st);
+
+/* Decides st if it is not (nDPI guesses), frees nDPI's state, and fills rec's application
+ * fields (rec may be NULL). st->server_name stays until dpi_state_free. */
+void dpi_finish(dpi_ctx *d, struct dpi_state *st, struct flow_record *rec);
+
+/* Frees what st holds (after dpi_finish). */
+void dpi_state_free(struct dpi_state *st);
+
+/* Payload packets nDPI inspects per flow at most. */
+unsigned dpi_max_packets(const dpi_ctx *d);
 
 /* nDPI flow states alive now, the most alive at once, and flows inspected in all. */
 void dpi_stats(const dpi_ctx *d, uint64_t *live, uint64_t *peak, uint64_t *inspected);

@@ -14,6 +14,8 @@
 struct engine_opts {
 	uint32_t flow_cap;  /* open flows at most */
 	bool force_timing;  /* first flights by timing even with timestamps */
+	bool threaded;      /* nDPI and the sinks on a second thread (capture files) */
+	bool writer_thread; /* with threaded: the sinks on a third */
 };
 
 typedef struct engine engine;
@@ -38,6 +40,14 @@ uint32_t engine_open_flows(const engine *e);
 
 /* Writes out every open flow with the given end reason. 0 or -1 on sink failure. */
 int engine_flush(engine *e, enum end_reason why);
+
+/* Asks the sinks to commit what is pending. 0 or -1 on sink failure. */
+int engine_tick(engine *e);
+
+/* Waits until every flow handed over is written (the second thread, if any, is done and
+ * nDPI's counters are final). Call after engine_flush, before ending the sinks. 0, or -1 if a
+ * sink failed. */
+int engine_finish(engine *e);
 
 /* Copies the run counters into run (packets, bytes, decode reasons, flows, evictions). */
 void engine_stats(const engine *e, struct run_info *run);

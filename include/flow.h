@@ -88,6 +88,16 @@ enum end_reason { END_NONE = 0, END_FIN, END_RST, END_IDLE, END_EVICTED, END_REU
 
 struct dpi_flow; /* nDPI's state, owned by dpi.c, NULL once decided */
 
+/* What nDPI made of a flow so far (dpi.c fills it; the flow or the DPI stage holds it). */
+struct dpi_state {
+	struct dpi_flow *nf;            /* nDPI's flow state while it decides, else NULL */
+	char *server_name;              /* malloc'd once, or NULL */
+	uint16_t pkts;                  /* payload packets inspected */
+	uint16_t app_master, app_proto; /* nDPI protocol ids */
+	uint16_t app_category;
+	uint8_t method;                 /* enum dpi_method */
+};
+
 struct flow {
 	uint32_t self;             /* own slot: index + 1 */
 	uint32_t hnext;            /* hash chain: index + 1, 0 = end */
@@ -101,12 +111,8 @@ struct flow {
 	uint64_t first_us, last_us;
 	uint64_t syn_us, synack_us, ack_us;
 	struct side c, s;          /* client (sent the SYN) and server */
-	struct dpi_flow *dpi;
-	uint16_t dpi_pkts;
-	uint16_t app_master, app_proto; /* nDPI protocol ids */
-	uint16_t app_category;
-	uint8_t dpi_method;        /* enum dpi_method */
-	char *server_name;         /* malloc'd once per flow, or NULL */
+	struct dpi_state dpi;      /* nDPI on this thread (no DPI stage) */
+	uint16_t dpi_sent;         /* payload packets handed to the DPI stage */
 	uint64_t key;              /* serial number within the run: the row's flow_key */
 	bool written;              /* its row was written early (verdicts final before its end) */
 };

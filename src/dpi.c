@@ -53,40 +53,41 @@ void dpi_close(dpi_ctx *d)
 	free(d);
 }
 
-static void release(dpi_ctx *d, struct flow *f)
+static void release(dpi_ctx *d, struct dpi_state *st)
 {
-	if (!f->dpi)
+	if (!st->nf)
 		return;
 	d->live--;
-	ndpi_flow_free(f->dpi->nf); /* pairs with ndpi_flow_malloc: frees its data too */
-	free(f->dpi);
-	f->dpi = NULL;
+	ndpi_flow_free(st->nf->nf); /* pairs with ndpi_flow_malloc: frees its data too */
+	free(st->nf);
+	st->nf = NULL;
 }
 
 /* Keeps what nDPI decided and its server name, then frees nDPI's state. */
-static void settle(dpi_ctx *d, struct flow *f, ndpi_protocol pr, enum dpi_method m)
+static void settle(dpi_ctx *d, struct dpi_state *st, ndpi_protocol pr, enum dpi_method m)
 {
-	f->app_master = pr.master_protocol;
-	f->app_proto = pr.app_protocol;
-	f->app_category = (uint16_t)pr.category;
-	f->dpi_method = (uint8_t)m;
+	st->app_master = pr.master_protocol;
+	st->app_proto = pr.app_protocol;
+	st->app_category = (uint16_t)pr.category;
+	st->method = (uint8_t)m;
 	/* the server's name: TLS SNI and HTTP Host land in host_server_name; for SSH the server's
 	 * banner is what nDPI extracted (ndpiReader shows it in the same place) */
-	const char *name = f->dpi->nf->host_server_name;
-	size_t cap = sizeof(f->dpi->nf->host_server_name);
+	const struct ndpi_flow_struct *nf = st->nf->nf;
+	const char *name = nf->host_server_name;
+	size_t cap = sizeof(nf->host_server_name);
 	if (!name[0] && (pr.master_protocol == NDPI_PROTOCOL_SSH || pr.app_protocol == NDPI_PROTOCOL_SSH)) {
-		name = f->dpi->nf->protos.ssh.server_signature;
-		cap = sizeof(f->dpi->nf->protos.ssh.server_signature);
+		name = nf->protos.ssh.server_signature;
+		cap = sizeof(nf->protos.ssh.server_signature);
 	}
-	if (name[0] && !f->server_name) {
+	if (name[0] && !st->server_name) {
 		size_t n = strnlen(name, cap);
-		f->server_name = malloc(n + 1);
-		if (f->server_name) {
-			memcpy(f->server_name, name, n);
-			f->server_name[n] = '\0';
+		st->server_name = malloc(n + 1);
+		if (st->server_name) {
+			memcpy(st->server_name, name, n);
+			st->server_name[n] = '\0';
 		}
 	}
-	release(d, f);
+	release(d, st);
 }
 
 static bool detected(ndpi_protocol pr)
@@ -94,55 +95,63 @@ static bool detected(ndpi_protocol pr)
 	return pr.app_protocol != NDPI_PROTOCOL_UNKNOWN || pr.master_protocol != NDPI_PROTOCOL_UNKNOWN;
 }
 
-void dpi_packet(dpi_ctx *d, struct flow *f, const struct pkt *p, int dir)
+bool dpi_wants(const struct pkt *p)
 {
-	(void)dir;
-	/* decided already; or nothing to inspect: segments without payload teach nDPI nothing,
-	 * and skipping them means a SYN flood costs no nDPI state at all */
-	if (f->dpi_method != DPI_NONE || !p->ip_hdr || !p->ip_cap || p->payload_len == 0)
+	/* segments without payload teach nDPI nothing, and skipping them means a SYN flood costs
+	 * no nDPI state at all */
+	return p->ip_hdr && p->ip_cap && p->payload_len > 0;
+}
+
+bool dpi_decided(const struct dpi_state *st) { return st->method != DPI_NONE; }
+
+unsigned dpi_max_packets(const dpi_ctx *d) { return d->max_pkts; }
+
+void dpi_packet(dpi_ctx *d, struct dpi_state *st, const uint8_t *ip, uint32_t ip_cap,
+                uint64_t ts_us)
+{
+	if (st->method != DPI_NONE)
 		return;
-	if (!f->dpi) {
-		f->dpi = calloc(1, sizeof(*f->dpi));
-		if (!f->dpi)
+	if (!st->nf) {
+		st->nf = calloc(1, sizeof(*st->nf));
+		if (!st->nf)
 			return;
-		f->dpi->nf = ndpi_flow_malloc(ndpi_detection_get_sizeof_ndpi_flow_struct());
-		if (!f->dpi->nf) {
-			free(f->dpi);
-			f->dpi = NULL;
+		st->nf->nf = ndpi_flow_malloc(ndpi_detection_get_sizeof_ndpi_flow_struct());
+		if (!st->nf->nf) {
+			free(st->nf);
+			st->nf = NULL;
 			return;
 		}
-		memset(f->dpi->nf, 0, ndpi_detection_get_sizeof_ndpi_flow_struct());
+		memset(st->nf->nf, 0, ndpi_detection_get_sizeof_ndpi_flow_struct());
 		d->inspected++;
 		if (++d->live > d->peak)
 			d->peak = d->live;
 	}
-	uint16_t len = p->ip_cap > 0xffff ? 0xffff : (uint16_t)p->ip_cap;
-	ndpi_protocol pr = ndpi_detection_process_packet(d->ndpi, f->dpi->nf, p->ip_hdr, len,
-	                                                 p->ts_us / 1000);
-	f->dpi_pkts++;
-	if (detected(pr) && !ndpi_extra_dissection_possible(d->ndpi, f->dpi->nf)) {
-		settle(d, f, pr, DPI_PAYLOAD);
+	uint16_t len = ip_cap > 0xffff ? 0xffff : (uint16_t)ip_cap;
+	ndpi_protocol pr = ndpi_detection_process_packet(d->ndpi, st->nf->nf, ip, len, ts_us / 1000);
+	st->pkts++;
+	if (detected(pr) && !ndpi_extra_dissection_possible(d->ndpi, st->nf->nf)) {
+		settle(d, st, pr, DPI_PAYLOAD);
 		return;
 	}
-	if (f->dpi_pkts >= d->max_pkts) {
+	if (st->pkts >= d->max_pkts) {
 		uint8_t guessed = 0;
 		if (!detected(pr))
-			pr = ndpi_detection_giveup(d->ndpi, f->dpi->nf, 1, &guessed);
-		settle(d, f, pr, !detected(pr) ? DPI_UNDETECTED : guessed ? DPI_GUESS : DPI_PAYLOAD);
+			pr = ndpi_detection_giveup(d->ndpi, st->nf->nf, 1, &guessed);
+		settle(d, st, pr, !detected(pr) ? DPI_UNDETECTED : guessed ? DPI_GUESS : DPI_PAYLOAD);
 	}
 }
 
-void dpi_finish(dpi_ctx *d, struct flow *f, struct flow_record *rec)
+void dpi_finish(dpi_ctx *d, struct dpi_state *st, struct flow_record *rec)
 {
-	if (f->dpi && f->dpi_method == DPI_NONE) {
+	if (st->nf && st->method == DPI_NONE) {
 		uint8_t guessed = 0;
-		ndpi_protocol pr = ndpi_detection_giveup(d->ndpi, f->dpi->nf, 1, &guessed);
-		settle(d, f, pr, !detected(pr) ? DPI_UNDETECTED : guessed ? DPI_GUESS : DPI_PAYLOAD);
+		ndpi_protocol pr = ndpi_detection_giveup(d->ndpi, st->nf->nf, 1, &guessed);
+		settle(d, st, pr, !detected(pr) ? DPI_UNDETECTED : guessed ? DPI_GUESS : DPI_PAYLOAD);
 	}
-	release(d, f);
+	release(d, st);
 	if (!rec)
 		return;
-	ndpi_protocol pr = { f->app_master, f->app_proto, (ndpi_protocol_category_t)f->app_category };
+	ndpi_protocol pr = { st->app_master, st->app_proto, (ndpi_protocol_category_t)st->app_category };
 	if (detected(pr)) {
 		ndpi_protocol2name(d->ndpi, pr, rec->app_proto_buf, sizeof(rec->app_proto_buf));
 		rec->app_proto = rec->app_proto_buf;
@@ -151,9 +160,15 @@ void dpi_finish(dpi_ctx *d, struct flow *f, struct flow_record *rec)
 		rec->app_proto = "Unknown";
 		rec->app_category = "Unspecified";
 	}
-	rec->server_name = f->server_name;
-	rec->dpi_method = f->dpi_method == DPI_PAYLOAD ? "payload"
-	                  : f->dpi_method == DPI_GUESS ? "guess" : "none";
+	rec->server_name = st->server_name;
+	rec->dpi_method = st->method == DPI_PAYLOAD ? "payload"
+	                  : st->method == DPI_GUESS ? "guess" : "none";
+}
+
+void dpi_state_free(struct dpi_state *st)
+{
+	free(st->server_name);
+	st->server_name = NULL;
 }
 
 void dpi_stats(const dpi_ctx *d, uint64_t *live, uint64_t *peak, uint64_t *inspected)

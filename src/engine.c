@@ -11,6 +11,7 @@
 #include "decode.h"
 #include "flight.h"
 #include "handshake.h"
+#include "stage.h"
 
 struct engine {
 	struct engine_opts opts;
@@ -18,7 +19,9 @@ struct engine {
 	flow_table *flows;
 	struct sink *sinks;
 	unsigned nsinks;
-	dpi_ctx *dpi;
+	dpi_ctx *dpi;              /* nDPI on this thread, or NULL */
+	stage *stage;              /* or nDPI and the sinks on the stage's thread */
+	unsigned stage_dpi_max;    /* payload packets per flow the stage's nDPI may see; 0: no nDPI */
 	uint64_t now_us;           /* latest capture time seen (time never runs backwards here) */
 	uint64_t next_expire_us;
 	uint64_t packets, bytes, tcp_packets, flows_out, evicted;
@@ -41,19 +44,58 @@ engine *engine_new(const struct engine_opts *o, struct sink *sinks, unsigned nsi
 	}
 	e->sinks = sinks;
 	e->nsinks = nsinks;
-	e->dpi = dpi;
+	if (o->threaded) {
+		e->stage = stage_start(dpi, sinks, nsinks, o->writer_thread);
+		if (!e->stage) {
+			flow_table_free(e->flows);
+			free(e);
+			return NULL;
+		}
+		e->stage_dpi_max = dpi ? dpi_max_packets(dpi) : 0;
+	} else {
+		e->dpi = dpi;
+	}
 	return e;
+}
+
+int engine_finish(engine *e)
+{
+	if (!e->stage)
+		return e->failed ? -1 : 0;
+	int rc = stage_stop(e->stage);
+	e->stage = NULL;
+	if (rc != 0)
+		e->failed = 1;
+	return e->failed ? -1 : 0;
+}
+
+int engine_tick(engine *e)
+{
+	if (e->failed)
+		return -1;
+	if (e->stage) {
+		if (stage_tick(e->stage) != 0)
+			e->failed = 1;
+		return e->failed ? -1 : 0;
+	}
+	for (unsigned i = 0; i < e->nsinks; i++)
+		if (e->sinks[i].ops->tick(e->sinks[i].self) != 0) {
+			e->failed = 1;
+			return -1;
+		}
+	return 0;
 }
 
 void engine_free(engine *e)
 {
 	if (!e)
 		return;
+	engine_finish(e);
 	struct flow *f;
 	while ((f = flow_oldest(e->flows))) { /* only after a failure: drop without writing */
 		if (e->dpi)
-			dpi_finish(e->dpi, f, NULL);
-		free(f->server_name);
+			dpi_finish(e->dpi, &f->dpi, NULL);
+		dpi_state_free(&f->dpi);
 		flow_remove(e->flows, f);
 	}
 	flow_table_free(e->flows);
@@ -158,13 +200,19 @@ static void record_build(const struct flow *f, struct flow_record *r)
 	r->update = f->written;
 }
 
-/* Hands f's record to every sink; 0 or -1 when one failed. */
-static int write_record(engine *e, struct flow *f)
+/* Hands f's record to every sink (or to the stage, which adds nDPI's fields); final: the
+ * flow has ended. 0 or -1 when a sink failed. */
+static int write_record(engine *e, struct flow *f, bool final)
 {
 	struct flow_record rec;
 	record_build(f, &rec);
+	if (e->stage) {
+		if (stage_record(e->stage, &rec, final) != 0)
+			e->failed = 1;
+		return e->failed ? -1 : 0;
+	}
 	if (e->dpi)
-		dpi_finish(e->dpi, f, &rec);
+		dpi_finish(e->dpi, &f->dpi, &rec);
 	for (unsigned i = 0; i < e->nsinks && !e->failed; i++)
 		if (e->sinks[i].ops->flow(e->sinks[i].self, &rec) != 0)
 			e->failed = 1;
@@ -172,11 +220,12 @@ static int write_record(engine *e, struct flow *f)
 }
 
 /* Both first flights have been followed by the next data and nDPI has decided: the row can be
- * written now, long before a persistent connection ends (its end updates it). */
+ * written now, long before a persistent connection ends (its end updates it). The stage waits
+ * for its nDPI itself. */
 static bool verdicts_final(const engine *e, const struct flow *f)
 {
 	return !f->written && !f->roles_guessed && f->c.ff.state == FF_CLOSED &&
-	       f->s.ff.state == FF_CLOSED && (!e->dpi || f->dpi_method != DPI_NONE);
+	       f->s.ff.state == FF_CLOSED && (!e->dpi || dpi_decided(&f->dpi));
 }
 
 /* Writes f to every sink and frees its slot. */
@@ -184,9 +233,8 @@ static int emit(engine *e, struct flow *f, enum end_reason why)
 {
 	if (!f->end_reason)
 		f->end_reason = (uint8_t)why;
-	int rc = write_record(e, f);
-	free(f->server_name);
-	f->server_name = NULL;
+	int rc = write_record(e, f, true);
+	dpi_state_free(&f->dpi);
 	flow_remove(e->flows, f);
 	e->flows_out++;
 	return rc;
@@ -287,12 +335,19 @@ int engine_packet(engine *e, int dlt, const uint8_t *data, uint32_t caplen, uint
 		f->last_us = ts_us;
 	handshake_update(f, &p, dir);
 	flight_update(f, &p, dir, &e->fopts);
-	if (e->dpi)
-		dpi_packet(e->dpi, f, &p, dir);
+	if (e->dpi && dpi_wants(&p)) {
+		dpi_packet(e->dpi, &f->dpi, p.ip_hdr, p.ip_cap, p.ts_us);
+	} else if (e->stage_dpi_max && f->dpi_sent < e->stage_dpi_max && dpi_wants(&p)) {
+		f->dpi_sent++;
+		if (stage_packet(e->stage, f->key, p.ip_hdr, p.ip_cap, p.ts_us) != 0) {
+			e->failed = 1;
+			return -1;
+		}
+	}
 	side_update(dir == 0 ? &f->c : &f->s, &p);
 	flow_touch(e->flows, f);
 	if (verdicts_final(e, f)) {
-		if (write_record(e, f) != 0)
+		if (write_record(e, f, false) != 0)
 			return -1;
 		f->written = true;
 	}

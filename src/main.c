@@ -51,6 +51,7 @@ struct config {
 	double refresh_s;      /* -d: dashboard refresh */
 	double replay_speed;   /* --replay[=SPEED]: 1 = the capture's own pace, 0 = off */
 	bool replay, no_ui, no_color;
+	unsigned threads;      /* --threads: 1, or 2 (files: nDPI and the sinks on a second thread) */
 };
 
 /* The only mutable global: set by the signal handler, read by the capture loop. */
@@ -67,7 +68,7 @@ static void usage(FILE *out)
 	fprintf(out,
 	        "usage: iwscope -r FILE [-r FILE ...] [-o DB|URI] [-c COUNT] [-q] [-v] [--json]\n"
 	        "               [--replay[=SPEED]] [--no-ui] [--no-color] [-d SECONDS]\n"
-	        "               [--timing] [--no-dpi] [--dpi-packets N] [--flow-cap N]\n"
+	        "               [--timing] [--no-dpi] [--dpi-packets N] [--flow-cap N] [--threads N]\n"
 	        "               [--probe NAME] [--spool FILE] [-F FILTERFILE | EXPRESSION]\n"
 	        "       iwscope -i IFACE [-o DB|URI] [-s SNAPLEN] [-B BUFFER_KIB] [-p] [-Z USER]\n"
 	        "               [--no-ui] [--json] [--no-color] [-d SECONDS] [--probe NAME]\n"
@@ -109,6 +110,8 @@ static void usage(FILE *out)
 	        "  --no-dpi       do not run nDPI (app_proto and server_name stay NULL)\n"
 	        "  --dpi-packets N  payload packets nDPI inspects per flow before it guesses (default %u)\n"
 	        "  --flow-cap N   open flows kept at most (default %u); the stalest are evicted\n"
+	        "  --threads N    files: 2 (default) runs nDPI and the writes on a second thread,\n"
+	        "                 3 the writes on a third, 1 everything on one (same rows)\n"
 	        "  -h, --help     this help\n"
 	        "  --version      versions of iwscope, libpcap, nDPI and SQLite\n"
 	        "\n"
@@ -231,7 +234,7 @@ static int default_spool(const char *probe, char *out, size_t len)
 static int parse_args(int argc, char **argv, struct config *cfg)
 {
 	enum { OPT_VERSION = 256, OPT_TIMING, OPT_NO_DPI, OPT_FLOW_CAP, OPT_JSON, OPT_DPI_PACKETS,
-	       OPT_REPLAY, OPT_NO_UI, OPT_NO_COLOR, OPT_PROBE, OPT_SPOOL };
+	       OPT_REPLAY, OPT_NO_UI, OPT_NO_COLOR, OPT_PROBE, OPT_SPOOL, OPT_THREADS };
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, OPT_VERSION },
@@ -245,11 +248,13 @@ static int parse_args(int argc, char **argv, struct config *cfg)
 		{ "no-color", no_argument, NULL, OPT_NO_COLOR },
 		{ "probe", required_argument, NULL, OPT_PROBE },
 		{ "spool", required_argument, NULL, OPT_SPOOL },
+		{ "threads", required_argument, NULL, OPT_THREADS },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *filter_file = NULL;
 	int c;
 	cfg->db = "iwscope.db";
+	cfg->threads = 2;
 	cfg->dpi_packets = DPI_MAX_PKTS;
 	cfg->refresh_s = 1.0;
 	while ((c = getopt_long(argc, argv, "+r:o:c:F:qvhi:s:B:pZ:d:", longopts, NULL)) != -1) {
@@ -366,6 +371,13 @@ static int parse_args(int argc, char **argv, struct config *cfg)
 		case OPT_SPOOL:
 			cfg->spool = optarg;
 			break;
+		case OPT_THREADS:
+			if (strcmp(optarg, "1") && strcmp(optarg, "2") && strcmp(optarg, "3")) {
+				fprintf(stderr, "iwscope: --threads wants 1, 2 or 3\n");
+				return EXIT_USAGE;
+			}
+			cfg->threads = (unsigned)(optarg[0] - '0');
+			break;
 		case 'h':
 			usage(stdout);
 			exit(0);
@@ -448,13 +460,7 @@ struct run_state {
 	int sink_failed;
 };
 
-static int tick_sinks(struct run_state *rs)
-{
-	for (unsigned i = 0; i < rs->nsinks; i++)
-		if (rs->sinks[i].ops->tick(rs->sinks[i].self) != 0)
-			return -1;
-	return 0;
-}
+static int tick_sinks(struct run_state *rs) { return engine_tick(rs->eng); }
 
 static int on_packet(void *arg, int dlt, const uint8_t *data, uint32_t caplen, uint32_t wirelen,
                      uint64_t ts_us)
@@ -683,7 +689,11 @@ static int analyse(struct config *cfg)
 		if (sinks[nsinks].ops)
 			nsinks++;
 	}
-	struct engine_opts eo = { .flow_cap = cfg->flow_cap, .force_timing = cfg->force_timing };
+	/* files: nDPI and the sinks on a second thread; live and replay stay on one, next to the
+	 * dashboard that shows the flows as they are written */
+	struct engine_opts eo = { .flow_cap = cfg->flow_cap, .force_timing = cfg->force_timing,
+		                  .threaded = !streaming && cfg->threads > 1,
+		                  .writer_thread = cfg->threads > 2 };
 	char source[4096];
 	if (cfg->iface)
 		snprintf(source, sizeof(source), "%s", cfg->iface);
@@ -744,6 +754,8 @@ static int analyse(struct config *cfg)
 
 	/* Everything analysed so far is written, whatever stopped the capture. */
 	if (!rs.sink_failed && engine_flush(eng, END_CAPTURE) != 0)
+		rs.sink_failed = 1;
+	if (engine_finish(eng) != 0)
 		rs.sink_failed = 1;
 	if (dash) { /* give the terminal back before printing anything */
 		ui_close(dash);

@@ -1624,6 +1624,61 @@ def t_merge(binary, tmp):
 
 
 # ---------------------------------------------------------------------------------------------
+# Threads (issue 6): reading a file on one thread, nDPI and the writes on others
+
+TSAN_BIN = os.path.join(ROOT, "build-tsan", "iwscope")
+RUN_COUNTERS = "SELECT packets, bytes, tcp_packets, decode_errors, flows, evicted, dpi_peak_states FROM runs"
+
+
+def thread_captures(tmp):
+    caps = [os.path.join(PCAPS, "demo.pcap"), keepalive_pcap(tmp), mixed_pcap(tmp)]
+    caps += sorted(glob.glob(os.path.join(PCAPS, "dpi", "*.pcap")))
+    caps += sorted(glob.glob(os.path.join(PCAPS, "truth", "*.mid.pcap")))
+    return caps
+
+
+@test("threads-give-the-same-rows", ("release", "asan"))
+def t_threads_same(binary, tmp):
+    """--threads 1, 2 and 3 write the same rows and run counters, capture by capture (nDPI
+    sees each flow's packets in the same order on its own thread)."""
+    n = 0
+    for i, cap in enumerate(thread_captures(tmp)):
+        got = {}
+        for t in ("1", "2", "3"):
+            db = analyse(binary, [cap], tmp, ["--threads", t], "t%d-%s.db" % (i, t))
+            got[t] = (comparable(rows(db, "SELECT * FROM flows")), rows(db, RUN_COUNTERS))
+        eq(got["2"], got["1"], "--threads 2 vs 1 on " + cap)
+        eq(got["3"], got["1"], "--threads 3 vs 1 on " + cap)
+        n += len(got["1"][0])
+    assert n > 40, n
+    return "%d flows alike" % n
+
+
+@test("threads-race-free-under-tsan")
+def t_tsan(binary, tmp):
+    """ThreadSanitizer on the threaded path over 1000 cloned flows (tools/benchgen): no data
+    race, and the rows of the single-threaded release build."""
+    gen = os.path.join(ROOT, "build", "benchgen")
+    if not os.path.exists(TSAN_BIN) or not os.path.exists(gen):
+        raise AssertionError("make tsan and build/benchgen first (make test does)")
+    srcs = [os.path.join(PCAPS, "dpi", "apps.server.pcap")] + \
+        sorted(glob.glob(os.path.join(PCAPS, "truth", "iw*.server.pcap")))[:4]
+    cap = os.path.join(tmp, "clones.pcap")
+    subprocess.run([gen, cap, "1000", "100"] + srcs, check=True, stdout=subprocess.DEVNULL)
+    ref = analyse(REL, [cap], tmp, ["--threads", "1"], "ref.db")
+    want = comparable(rows(ref, "SELECT * FROM flows"))
+    for t in ("2", "3"):
+        db = os.path.join(tmp, "t%s.db" % t)
+        r = subprocess.run([TSAN_BIN, "-q", "-r", cap, "-o", db, "--threads", t],
+                           capture_output=True, text=True, timeout=600,
+                           env=dict(os.environ, TSAN_OPTIONS="halt_on_error=1:exitcode=66"))
+        assert "ThreadSanitizer" not in r.stderr, r.stderr[-3000:]
+        eq(r.returncode, 0, "tsan run: " + r.stderr[-500:])
+        eq(comparable(rows(db, "SELECT * FROM flows")), want, "rows with --threads " + t)
+    return "%d flows, no race" % len(want)
+
+
+# ---------------------------------------------------------------------------------------------
 
 def main():
     args = sys.argv[1:]

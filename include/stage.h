@@ -1,0 +1,35 @@
+/* stage: nDPI and the sinks on a thread of their own, fed by the engine through a queue, so
+ * a file is read and tracked on one core while flows are classified and written on the other. */
+#ifndef IWSCOPE_STAGE_H
+#define IWSCOPE_STAGE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "dpi.h"
+#include "record.h"
+#include "sink.h"
+
+typedef struct stage stage;
+
+/* Starts the thread; dpi (may be NULL) and the sinks (already begun) belong to it until
+ * stage_stop. With writer_thread (and nDPI), the sinks run on a third thread after it. NULL
+ * on failure. */
+stage *stage_start(dpi_ctx *dpi, struct sink *sinks, unsigned nsinks, bool writer_thread);
+
+/* One payload packet of flow key for nDPI (its IP header at ip, ip_cap bytes). 0, or -1 once
+ * a sink has failed. */
+int stage_packet(stage *s, uint64_t key, const uint8_t *ip, uint32_t ip_cap, uint64_t ts_us);
+
+/* A flow's record: early (its verdicts are final, written once nDPI has decided too) or final
+ * (its end; the stage adds nDPI's fields and whether an early row was written). The record is
+ * copied. 0, or -1 once a sink has failed. */
+int stage_record(stage *s, const struct flow_record *rec, bool final);
+
+/* Asks the sinks to commit what is pending (on the stage's thread). 0 or -1. */
+int stage_tick(stage *s);
+
+/* Drains the queue, joins the thread and frees the stage. 0, or -1 if a sink failed. */
+int stage_stop(stage *s);
+
+#endif

@@ -1,0 +1,454 @@
+/* The DPI-and-sinks stage. The engine's thread fills batches of messages (payload packets for
+ * nDPI, flow records); full batches pass to this thread through a short bounded queue, so the
+ * locks are taken once per batch, not per packet. Per flow the stage keeps nDPI's state keyed
+ * by flow_key: the same packets in the same order as without it, so the same verdicts. */
+#include "stage.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+
+/* MSG_ROW: a finished record (nDPI's fields filled) for a stage that only writes. */
+enum msg_type { MSG_PACKET = 1, MSG_EARLY, MSG_FINAL, MSG_ROW, MSG_TICK };
+
+struct msg {
+	uint32_t type, len; /* len: bytes after this header, padded to 8 */
+	uint64_t key, ts_us;
+};
+
+struct batch {
+	struct batch *next;
+	size_t used;
+	uint8_t data[STAGE_BATCH_BYTES];
+};
+
+/* nDPI's view of one flow, and a record waiting for nDPI to decide. */
+struct entry {
+	struct entry *next;
+	uint64_t key;
+	struct dpi_state st;
+	struct flow_record *early; /* verdicts final, nDPI not yet: written once it decides */
+	bool early_written;
+};
+
+struct stage {
+	pthread_t thread;
+	pthread_mutex_t mu;
+	pthread_cond_t cv_full, cv_empty;
+	struct batch *queue_head, *queue_tail, *free_list;
+	unsigned queued, allocated;
+	bool stopping;
+	atomic_int failed;
+	struct batch *filling; /* the engine thread's */
+	stage *writer;         /* a stage after this one that runs the sinks, or NULL */
+	/* the stage thread's */
+	dpi_ctx *dpi;
+	struct sink *sinks;
+	unsigned nsinks;
+	struct entry **buckets;
+	size_t nbuckets, nentries;
+};
+
+/* ---- the queue ---------------------------------------------------------------------------- */
+
+static struct batch *get_free(stage *s)
+{
+	pthread_mutex_lock(&s->mu);
+	while (!s->free_list && s->allocated >= STAGE_BATCHES)
+		pthread_cond_wait(&s->cv_full, &s->mu);
+	struct batch *b = s->free_list;
+	if (b)
+		s->free_list = b->next;
+	else
+		s->allocated++;
+	pthread_mutex_unlock(&s->mu);
+	if (!b && !(b = malloc(sizeof(*b)))) {
+		pthread_mutex_lock(&s->mu);
+		s->allocated--;
+		pthread_mutex_unlock(&s->mu);
+		return NULL;
+	}
+	b->used = 0;
+	b->next = NULL;
+	return b;
+}
+
+static void hand_over(stage *s)
+{
+	struct batch *b = s->filling;
+	if (!b || !b->used)
+		return;
+	s->filling = NULL;
+	pthread_mutex_lock(&s->mu);
+	if (s->queue_tail)
+		s->queue_tail->next = b;
+	else
+		s->queue_head = b;
+	s->queue_tail = b;
+	s->queued++;
+	pthread_cond_signal(&s->cv_empty);
+	pthread_mutex_unlock(&s->mu);
+}
+
+/* Room for a message of len payload bytes in the filling batch. NULL when out of memory. */
+static struct msg *reserve(stage *s, uint32_t type, uint64_t key, uint64_t ts_us, size_t len)
+{
+	size_t need = sizeof(struct msg) + ((len + 7) & ~(size_t)7);
+	if (s->filling && s->filling->used + need > STAGE_BATCH_BYTES)
+		hand_over(s);
+	if (!s->filling && !(s->filling = get_free(s)))
+		return NULL;
+	struct msg *m = (struct msg *)(s->filling->data + s->filling->used);
+	m->type = type;
+	m->len = (uint32_t)(need - sizeof(struct msg));
+	m->key = key;
+	m->ts_us = ts_us;
+	s->filling->used += need;
+	return m;
+}
+
+int stage_packet(stage *s, uint64_t key, const uint8_t *ip, uint32_t ip_cap, uint64_t ts_us)
+{
+	if (atomic_load_explicit(&s->failed, memory_order_relaxed))
+		return -1;
+	if (ip_cap > STAGE_MAX_IP)
+		ip_cap = STAGE_MAX_IP; /* nDPI reads at most 64 KiB of a packet anyway */
+	struct msg *m = reserve(s, MSG_PACKET, key, ts_us, sizeof(uint32_t) + ip_cap);
+	if (!m) {
+		atomic_store(&s->failed, 1);
+		return -1;
+	}
+	uint8_t *p = (uint8_t *)(m + 1);
+	memcpy(p, &ip_cap, sizeof(ip_cap));
+	memcpy(p + sizeof(ip_cap), ip, ip_cap);
+	return 0;
+}
+
+int stage_record(stage *s, const struct flow_record *rec, bool final)
+{
+	if (atomic_load_explicit(&s->failed, memory_order_relaxed))
+		return -1;
+	struct msg *m = reserve(s, final ? MSG_FINAL : MSG_EARLY, (uint64_t)rec->flow_key, 0,
+	                        sizeof(*rec) + sizeof(void *));
+	if (!m) {
+		atomic_store(&s->failed, 1);
+		return -1;
+	}
+	/* the record, and where it was: its pointers into itself are moved on arrival */
+	const void *from = rec;
+	memcpy(m + 1, rec, sizeof(*rec));
+	memcpy((uint8_t *)(m + 1) + sizeof(*rec), &from, sizeof(from));
+	return 0;
+}
+
+/* A finished record for a writer stage: its server name travels with it. */
+static int stage_row(stage *s, const struct flow_record *rec)
+{
+	if (atomic_load_explicit(&s->failed, memory_order_relaxed))
+		return -1;
+	size_t name = rec->server_name ? strlen(rec->server_name) + 1 : 0;
+	struct msg *m = reserve(s, MSG_ROW, (uint64_t)rec->flow_key, 0,
+	                        sizeof(*rec) + sizeof(void *) + name);
+	if (!m) {
+		atomic_store(&s->failed, 1);
+		return -1;
+	}
+	const void *from = rec;
+	uint8_t *body = (uint8_t *)(m + 1);
+	memcpy(body, rec, sizeof(*rec));
+	memcpy(body + sizeof(*rec), &from, sizeof(from));
+	if (name)
+		memcpy(body + sizeof(*rec) + sizeof(from), rec->server_name, name);
+	return 0;
+}
+
+int stage_tick(stage *s)
+{
+	if (atomic_load(&s->failed))
+		return -1;
+	if (!reserve(s, MSG_TICK, 0, 0, 0)) {
+		atomic_store(&s->failed, 1);
+		return -1;
+	}
+	hand_over(s);
+	return 0;
+}
+
+/* ---- the stage thread ---------------------------------------------------------------------- */
+
+static size_t bucket_of(const stage *s, uint64_t key)
+{
+	key ^= key >> 33;
+	key *= 0xff51afd7ed558ccdULL;
+	key ^= key >> 33;
+	return (size_t)key & (s->nbuckets - 1);
+}
+
+static void grow(stage *s)
+{
+	size_t n = s->nbuckets * 2;
+	struct entry **nb = calloc(n, sizeof(*nb));
+	if (!nb)
+		return; /* longer chains, still correct */
+	struct entry **old = s->buckets;
+	size_t on = s->nbuckets;
+	s->buckets = nb;
+	s->nbuckets = n;
+	for (size_t i = 0; i < on; i++)
+		for (struct entry *e = old[i], *next; e; e = next) {
+			next = e->next;
+			size_t b = bucket_of(s, e->key);
+			e->next = nb[b];
+			nb[b] = e;
+		}
+	free(old);
+}
+
+static struct entry *find(stage *s, uint64_t key, bool create)
+{
+	size_t b = bucket_of(s, key);
+	for (struct entry *e = s->buckets[b]; e; e = e->next)
+		if (e->key == key)
+			return e;
+	if (!create)
+		return NULL;
+	struct entry *e = calloc(1, sizeof(*e));
+	if (!e)
+		return NULL;
+	e->key = key;
+	e->next = s->buckets[b];
+	s->buckets[b] = e;
+	if (++s->nentries > s->nbuckets)
+		grow(s);
+	return e;
+}
+
+static void drop(stage *s, struct entry *gone)
+{
+	for (struct entry **pp = &s->buckets[bucket_of(s, gone->key)]; *pp; pp = &(*pp)->next)
+		if (*pp == gone) {
+			*pp = gone->next;
+			break;
+		}
+	if (s->dpi)
+		dpi_finish(s->dpi, &gone->st, NULL);
+	dpi_state_free(&gone->st);
+	free(gone->early);
+	free(gone);
+	s->nentries--;
+}
+
+static int stage_row(stage *s, const struct flow_record *rec);
+
+static void to_sinks(stage *s, struct flow_record *rec)
+{
+	if (s->writer) {
+		if (stage_row(s->writer, rec) != 0)
+			atomic_store(&s->failed, 1);
+		return;
+	}
+	for (unsigned i = 0; i < s->nsinks && !atomic_load(&s->failed); i++)
+		if (s->sinks[i].ops->flow(s->sinks[i].self, rec) != 0)
+			atomic_store(&s->failed, 1);
+}
+
+/* Points the record's pointers that pointed into the copy at `from` into rec. */
+static void rebase(struct flow_record *rec, const void *from)
+{
+	const char *lo = from, *hi = lo + sizeof(*rec);
+	const char **fields[] = {
+		&rec->c.olayout, &rec->c.rwnd_class, &rec->c.iw_limit, &rec->c.iw_class,
+		&rec->c.iw_rule, &rec->c.iw_std, &rec->s.olayout, &rec->s.rwnd_class,
+		&rec->s.iw_limit, &rec->s.iw_class, &rec->s.iw_rule, &rec->s.iw_std,
+		&rec->handshake, &rec->end_reason, &rec->app_proto, &rec->app_category,
+		&rec->server_name, &rec->dpi_method,
+	};
+	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
+		const char *p = *fields[i];
+		if (p && (uintptr_t)p >= (uintptr_t)lo && (uintptr_t)p < (uintptr_t)hi)
+			*fields[i] = (const char *)rec + (p - lo);
+	}
+}
+
+/* Writes e's waiting early record now that nDPI has decided. */
+static void write_early(stage *s, struct entry *e)
+{
+	if (s->dpi)
+		dpi_finish(s->dpi, &e->st, e->early);
+	e->early->update = 0;
+	to_sinks(s, e->early);
+	e->early_written = true;
+	free(e->early);
+	e->early = NULL;
+}
+
+static void handle(stage *s, const struct msg *m)
+{
+	const uint8_t *body = (const uint8_t *)(m + 1);
+	if (m->type == MSG_TICK) {
+		if (s->writer) {
+			if (stage_tick(s->writer) != 0)
+				atomic_store(&s->failed, 1);
+			return;
+		}
+		for (unsigned i = 0; i < s->nsinks && !atomic_load(&s->failed); i++)
+			if (s->sinks[i].ops->tick(s->sinks[i].self) != 0)
+				atomic_store(&s->failed, 1);
+		return;
+	}
+	if (m->type == MSG_PACKET) {
+		if (!s->dpi)
+			return;
+		struct entry *e = find(s, m->key, true);
+		if (!e || dpi_decided(&e->st))
+			return;
+		uint32_t cap;
+		memcpy(&cap, body, sizeof(cap));
+		dpi_packet(s->dpi, &e->st, body + sizeof(cap), cap, m->ts_us);
+		if (e->early && dpi_decided(&e->st))
+			write_early(s, e);
+		return;
+	}
+	struct flow_record *rec = malloc(sizeof(*rec));
+	if (!rec) {
+		atomic_store(&s->failed, 1);
+		return;
+	}
+	const void *from;
+	memcpy(rec, body, sizeof(*rec));
+	memcpy(&from, body + sizeof(*rec), sizeof(from));
+	rebase(rec, from);
+	if (m->type == MSG_ROW) {
+		if (rec->server_name)
+			rec->server_name = (const char *)body + sizeof(*rec) + sizeof(from);
+		to_sinks(s, rec);
+		free(rec);
+		return;
+	}
+	struct entry *e = find(s, m->key, m->type == MSG_EARLY);
+	if (m->type == MSG_EARLY) {
+		if (!e) {
+			free(rec);
+			atomic_store(&s->failed, 1);
+			return;
+		}
+		free(e->early);
+		e->early = rec;
+		if (!s->dpi || dpi_decided(&e->st))
+			write_early(s, e);
+		return;
+	}
+	/* the flow's end: nDPI's fields (a guess if it never decided), written once */
+	struct dpi_state none = { 0 };
+	if (s->dpi)
+		dpi_finish(s->dpi, e ? &e->st : &none, rec);
+	rec->update = e && e->early_written;
+	to_sinks(s, rec);
+	free(rec);
+	if (e)
+		drop(s, e);
+}
+
+static void *run(void *arg)
+{
+	stage *s = arg;
+	for (;;) {
+		pthread_mutex_lock(&s->mu);
+		while (!s->queue_head && !s->stopping)
+			pthread_cond_wait(&s->cv_empty, &s->mu);
+		struct batch *b = s->queue_head;
+		if (!b) {
+			pthread_mutex_unlock(&s->mu);
+			return NULL; /* stopping, and all handled */
+		}
+		s->queue_head = b->next;
+		if (!s->queue_head)
+			s->queue_tail = NULL;
+		s->queued--;
+		pthread_mutex_unlock(&s->mu);
+		for (size_t off = 0; off < b->used;) {
+			const struct msg *m = (const struct msg *)(b->data + off);
+			if (!atomic_load_explicit(&s->failed, memory_order_relaxed))
+				handle(s, m);
+			off += sizeof(*m) + m->len;
+		}
+		pthread_mutex_lock(&s->mu);
+		b->next = s->free_list;
+		s->free_list = b;
+		pthread_cond_signal(&s->cv_full);
+		pthread_mutex_unlock(&s->mu);
+	}
+}
+
+static stage *start(dpi_ctx *dpi, struct sink *sinks, unsigned nsinks, stage *writer)
+{
+	stage *s = calloc(1, sizeof(*s));
+	if (!s)
+		return NULL;
+	s->writer = writer;
+	s->dpi = dpi;
+	s->sinks = sinks;
+	s->nsinks = nsinks;
+	s->nbuckets = 1024;
+	s->buckets = calloc(s->nbuckets, sizeof(*s->buckets));
+	if (!s->buckets) {
+		free(s);
+		return NULL;
+	}
+	pthread_mutex_init(&s->mu, NULL);
+	pthread_cond_init(&s->cv_full, NULL);
+	pthread_cond_init(&s->cv_empty, NULL);
+	if (pthread_create(&s->thread, NULL, run, s) != 0) {
+		free(s->buckets);
+		free(s);
+		return NULL;
+	}
+	return s;
+}
+
+stage *stage_start(dpi_ctx *dpi, struct sink *sinks, unsigned nsinks, bool writer_thread)
+{
+	stage *w = NULL;
+	if (writer_thread && dpi && !(w = start(NULL, sinks, nsinks, NULL)))
+		return NULL;
+	stage *s = start(dpi, sinks, nsinks, w);
+	if (!s)
+		stage_stop(w);
+	return s;
+}
+
+int stage_stop(stage *s)
+{
+	if (!s)
+		return 0;
+	hand_over(s);
+	pthread_mutex_lock(&s->mu);
+	s->stopping = true;
+	pthread_cond_signal(&s->cv_empty);
+	pthread_mutex_unlock(&s->mu);
+	pthread_join(s->thread, NULL);
+	int rc = atomic_load(&s->failed) ? -1 : 0;
+	if (stage_stop(s->writer) != 0) /* after this stage: it has handed over everything */
+		rc = -1;
+	for (size_t i = 0; i < s->nbuckets; i++)
+		while (s->buckets[i])
+			drop(s, s->buckets[i]);
+	free(s->buckets);
+	free(s->filling);
+	for (struct batch *b = s->free_list, *next; b; b = next) {
+		next = b->next;
+		free(b);
+	}
+	for (struct batch *b = s->queue_head, *next; b; b = next) {
+		next = b->next;
+		free(b);
+	}
+	pthread_mutex_destroy(&s->mu);
+	pthread_cond_destroy(&s->cv_full);
+	pthread_cond_destroy(&s->cv_empty);
+	free(s);
+	return rc;
+}
