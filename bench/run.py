@@ -93,7 +93,6 @@ def main():
     bench("tcpdump -r X -w /dev/null", "big", ["tcpdump", "-r", big, "-w", "/dev/null"])
     bench("iwscope (nDPI + SQLite)", "big", [IW, "-q", "-r", big, "-o", db], clean)
     bench("iwscope --threads 1", "big", [IW, "-q", "--threads", "1", "-r", big, "-o", db], clean)
-    bench("iwscope --threads 3", "big", [IW, "-q", "--threads", "3", "-r", big, "-o", db], clean)
     bench("iwscope --no-dpi", "big", [IW, "-q", "--no-dpi", "-r", big, "-o", db], clean)
     bench("tcptrace -n X", "big", ["tcptrace", "-n", big])
     bench("ndpiReader -i X -q", "big", ["ndpiReader", "-i", big, "-q"])
@@ -121,7 +120,6 @@ def main():
     iw = get("iwscope (nDPI + SQLite)", "big")
     nodpi = get("iwscope --no-dpi", "big")
     one = get("iwscope --threads 1", "big")
-    three = get("iwscope --threads 3", "big")
     hd1 = get("iwscope --threads 1", "headers96")
     tt = get("tcptrace -n X", "big")
     nd = get("ndpiReader -i X -q", "big")
@@ -133,7 +131,6 @@ def main():
         ("iwscope / tcpdump raw read (wall)", "%.2f x" % (iw[2] / td[2]), "<= 1.5 x"),
         ("iwscope --no-dpi / tcpdump raw read", "%.2f x" % (nodpi[2] / td[2]), ""),
         ("second thread (default) vs --threads 1 (wall)", "%.2f s vs %.2f s: %.2f x faster" % (iw[2], one[2], one[2] / iw[2]), "both cores used"),
-        ("--threads 3 (writes on a third) vs default (wall)", "%.2f s vs %.2f s" % (three[2], iw[2]), ""),
         ("tcptrace / iwscope (wall)", "%.2f x faster" % (tt[2] / iw[2]), ">= 3 x"),
         ("ndpiReader / iwscope (wall)", "%.2f x faster" % (nd[2] / iw[2]), ">= 10 x"),
         ("iwscope peak RSS", "%.1f MiB" % iw[4], "<= 64 MiB"),

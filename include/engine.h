@@ -15,7 +15,6 @@ struct engine_opts {
 	uint32_t flow_cap;  /* open flows at most */
 	bool force_timing;  /* first flights by timing even with timestamps */
 	bool threaded;      /* nDPI and the sinks on a second thread (capture files) */
-	bool writer_thread; /* with threaded: the sinks on a third */
 };
 
 typedef struct engine engine;

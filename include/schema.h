@@ -6,7 +6,7 @@
 
 /* A flow's identity: unique in flows, and the conflict target of every upsert. It holds
  * server_ip, the distribution column on Citus, where a unique key must contain it. */
-#define FLOW_KEY "server_ip, probe, run_id, flow_key"
+#define FLOW_KEY "probe, run_id, flow_key, server_ip"
 #define RUN_KEY "probe, id"
 #define DECODE_KEY "probe, run_id, reason"
 

@@ -13,9 +13,8 @@
 typedef struct stage stage;
 
 /* Starts the thread; dpi (may be NULL) and the sinks (already begun) belong to it until
- * stage_stop. With writer_thread (and nDPI), the sinks run on a third thread after it. NULL
- * on failure. */
-stage *stage_start(dpi_ctx *dpi, struct sink *sinks, unsigned nsinks, bool writer_thread);
+ * stage_stop. NULL on failure. */
+stage *stage_start(dpi_ctx *dpi, struct sink *sinks, unsigned nsinks);
 
 /* One payload packet of flow key for nDPI (its IP header at ip, ip_cap bytes). 0, or -1 once
  * a sink has failed. */

@@ -93,10 +93,10 @@ CREATE TABLE flows (
 );
 
 -- A flow is written as soon as its verdicts are final and updated in place when it ends.
--- The key holds server_ip so that it is valid on a table distributed by it (Citus).
-CREATE UNIQUE INDEX flows_key ON flows(server_ip, probe, run_id, flow_key);
+-- The key holds server_ip so that it is valid on a table distributed by it (Citus); led by
+-- (probe, run_id) it also serves a run's flows.
+CREATE UNIQUE INDEX flows_key ON flows(probe, run_id, flow_key, server_ip);
 
 CREATE INDEX flows_server ON flows(server_ip, server_port);
-CREATE INDEX flows_run ON flows(probe, run_id);
 
 COMMENT ON TABLE runs IS 'iwscope schema 2';

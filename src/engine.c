@@ -45,7 +45,7 @@ engine *engine_new(const struct engine_opts *o, struct sink *sinks, unsigned nsi
 	e->sinks = sinks;
 	e->nsinks = nsinks;
 	if (o->threaded) {
-		e->stage = stage_start(dpi, sinks, nsinks, o->writer_thread);
+		e->stage = stage_start(dpi, sinks, nsinks);
 		if (!e->stage) {
 			flow_table_free(e->flows);
 			free(e);

@@ -111,7 +111,7 @@ static void usage(FILE *out)
 	        "  --dpi-packets N  payload packets nDPI inspects per flow before it guesses (default %u)\n"
 	        "  --flow-cap N   open flows kept at most (default %u); the stalest are evicted\n"
 	        "  --threads N    files: 2 (default) runs nDPI and the writes on a second thread,\n"
-	        "                 3 the writes on a third, 1 everything on one (same rows)\n"
+	        "                 1 everything on one (the rows are the same)\n"
 	        "  -h, --help     this help\n"
 	        "  --version      versions of iwscope, libpcap, nDPI and SQLite\n"
 	        "\n"
@@ -372,8 +372,8 @@ static int parse_args(int argc, char **argv, struct config *cfg)
 			cfg->spool = optarg;
 			break;
 		case OPT_THREADS:
-			if (strcmp(optarg, "1") && strcmp(optarg, "2") && strcmp(optarg, "3")) {
-				fprintf(stderr, "iwscope: --threads wants 1, 2 or 3\n");
+			if (strcmp(optarg, "1") && strcmp(optarg, "2")) {
+				fprintf(stderr, "iwscope: --threads wants 1 or 2\n");
 				return EXIT_USAGE;
 			}
 			cfg->threads = (unsigned)(optarg[0] - '0');
@@ -692,8 +692,7 @@ static int analyse(struct config *cfg)
 	/* files: nDPI and the sinks on a second thread; live and replay stay on one, next to the
 	 * dashboard that shows the flows as they are written */
 	struct engine_opts eo = { .flow_cap = cfg->flow_cap, .force_timing = cfg->force_timing,
-		                  .threaded = !streaming && cfg->threads > 1,
-		                  .writer_thread = cfg->threads > 2 };
+		                  .threaded = !streaming && cfg->threads > 1 };
 	char source[4096];
 	if (cfg->iface)
 		snprintf(source, sizeof(source), "%s", cfg->iface);

@@ -5,14 +5,14 @@
 #include "stage.h"
 
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "config.h"
 
-/* MSG_ROW: a finished record (nDPI's fields filled) for a stage that only writes. */
-enum msg_type { MSG_PACKET = 1, MSG_EARLY, MSG_FINAL, MSG_ROW, MSG_TICK };
+enum msg_type { MSG_PACKET = 1, MSG_EARLY, MSG_FINAL, MSG_TICK };
 
 struct msg {
 	uint32_t type, len; /* len: bytes after this header, padded to 8 */
@@ -43,7 +43,6 @@ struct stage {
 	bool stopping;
 	atomic_int failed;
 	struct batch *filling; /* the engine thread's */
-	stage *writer;         /* a stage after this one that runs the sinks, or NULL */
 	/* the stage thread's */
 	dpi_ctx *dpi;
 	struct sink *sinks;
@@ -144,27 +143,6 @@ int stage_record(stage *s, const struct flow_record *rec, bool final)
 	return 0;
 }
 
-/* A finished record for a writer stage: its server name travels with it. */
-static int stage_row(stage *s, const struct flow_record *rec)
-{
-	if (atomic_load_explicit(&s->failed, memory_order_relaxed))
-		return -1;
-	size_t name = rec->server_name ? strlen(rec->server_name) + 1 : 0;
-	struct msg *m = reserve(s, MSG_ROW, (uint64_t)rec->flow_key, 0,
-	                        sizeof(*rec) + sizeof(void *) + name);
-	if (!m) {
-		atomic_store(&s->failed, 1);
-		return -1;
-	}
-	const void *from = rec;
-	uint8_t *body = (uint8_t *)(m + 1);
-	memcpy(body, rec, sizeof(*rec));
-	memcpy(body + sizeof(*rec), &from, sizeof(from));
-	if (name)
-		memcpy(body + sizeof(*rec) + sizeof(from), rec->server_name, name);
-	return 0;
-}
-
 int stage_tick(stage *s)
 {
 	if (atomic_load(&s->failed))
@@ -241,15 +219,8 @@ static void drop(stage *s, struct entry *gone)
 	s->nentries--;
 }
 
-static int stage_row(stage *s, const struct flow_record *rec);
-
 static void to_sinks(stage *s, struct flow_record *rec)
 {
-	if (s->writer) {
-		if (stage_row(s->writer, rec) != 0)
-			atomic_store(&s->failed, 1);
-		return;
-	}
 	for (unsigned i = 0; i < s->nsinks && !atomic_load(&s->failed); i++)
 		if (s->sinks[i].ops->flow(s->sinks[i].self, rec) != 0)
 			atomic_store(&s->failed, 1);
@@ -289,11 +260,6 @@ static void handle(stage *s, const struct msg *m)
 {
 	const uint8_t *body = (const uint8_t *)(m + 1);
 	if (m->type == MSG_TICK) {
-		if (s->writer) {
-			if (stage_tick(s->writer) != 0)
-				atomic_store(&s->failed, 1);
-			return;
-		}
 		for (unsigned i = 0; i < s->nsinks && !atomic_load(&s->failed); i++)
 			if (s->sinks[i].ops->tick(s->sinks[i].self) != 0)
 				atomic_store(&s->failed, 1);
@@ -321,13 +287,6 @@ static void handle(stage *s, const struct msg *m)
 	memcpy(rec, body, sizeof(*rec));
 	memcpy(&from, body + sizeof(*rec), sizeof(from));
 	rebase(rec, from);
-	if (m->type == MSG_ROW) {
-		if (rec->server_name)
-			rec->server_name = (const char *)body + sizeof(*rec) + sizeof(from);
-		to_sinks(s, rec);
-		free(rec);
-		return;
-	}
 	struct entry *e = find(s, m->key, m->type == MSG_EARLY);
 	if (m->type == MSG_EARLY) {
 		if (!e) {
@@ -383,12 +342,11 @@ static void *run(void *arg)
 	}
 }
 
-static stage *start(dpi_ctx *dpi, struct sink *sinks, unsigned nsinks, stage *writer)
+stage *stage_start(dpi_ctx *dpi, struct sink *sinks, unsigned nsinks)
 {
 	stage *s = calloc(1, sizeof(*s));
 	if (!s)
 		return NULL;
-	s->writer = writer;
 	s->dpi = dpi;
 	s->sinks = sinks;
 	s->nsinks = nsinks;
@@ -401,22 +359,20 @@ static stage *start(dpi_ctx *dpi, struct sink *sinks, unsigned nsinks, stage *wr
 	pthread_mutex_init(&s->mu, NULL);
 	pthread_cond_init(&s->cv_full, NULL);
 	pthread_cond_init(&s->cv_empty, NULL);
-	if (pthread_create(&s->thread, NULL, run, s) != 0) {
+	/* signals (SIGINT, SIGTERM) stay with the reading thread, which stops the run */
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	int rc = pthread_create(&s->thread, NULL, run, s);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc != 0) {
+		pthread_mutex_destroy(&s->mu);
+		pthread_cond_destroy(&s->cv_full);
+		pthread_cond_destroy(&s->cv_empty);
 		free(s->buckets);
 		free(s);
 		return NULL;
 	}
-	return s;
-}
-
-stage *stage_start(dpi_ctx *dpi, struct sink *sinks, unsigned nsinks, bool writer_thread)
-{
-	stage *w = NULL;
-	if (writer_thread && dpi && !(w = start(NULL, sinks, nsinks, NULL)))
-		return NULL;
-	stage *s = start(dpi, sinks, nsinks, w);
-	if (!s)
-		stage_stop(w);
 	return s;
 }
 
@@ -431,8 +387,6 @@ int stage_stop(stage *s)
 	pthread_mutex_unlock(&s->mu);
 	pthread_join(s->thread, NULL);
 	int rc = atomic_load(&s->failed) ? -1 : 0;
-	if (stage_stop(s->writer) != 0) /* after this stage: it has handed over everything */
-		rc = -1;
 	for (size_t i = 0; i < s->nbuckets; i++)
 		while (s->buckets[i])
 			drop(s, s->buckets[i]);

@@ -125,10 +125,12 @@ static const char *const flow_columns[] = {
 };
 #define N_FLOW_COLUMNS (sizeof(flow_columns) / sizeof(flow_columns[0]))
 
+/* Whether c is part of a flow's key: an upsert leaves those alone. */
 static bool is_key_column(const char *c)
 {
-	return !strcmp(c, "server_ip") || !strcmp(c, "probe") || !strcmp(c, "run_id") ||
-	       !strcmp(c, "flow_key");
+	char probe[40];
+	snprintf(probe, sizeof(probe), ",%s,", c);
+	return strstr(schema_table("flows")->key_cols, probe) != NULL;
 }
 
 static int prepare_insert(store *s)
@@ -181,7 +183,10 @@ store *store_open(const char *path, char *err, size_t errlen)
 		snprintf(s->err, sizeof(s->err), "%s: not a regular file", path);
 		return fail_open(s, err, errlen);
 	}
-	if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
+	/* NOMUTEX: a store is used by one thread at a time (handed to the stage thread and back
+	 * with its start and join), so SQLite's per-call locking is dead weight */
+	if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+	                    NULL) != SQLITE_OK) {
 		set_err(s, "cannot open");
 		return fail_open(s, err, errlen);
 	}
@@ -374,9 +379,8 @@ static int sink_flow(void *self, const struct flow_record *r)
 	bind_i64(st, i++, r->flow_key);
 	bind_side(st, &i, &r->c);
 	bind_side(st, &i, &r->s);
-	int rc = sqlite3_step(st);
+	int rc = sqlite3_step(st); /* every parameter is bound anew for each row */
 	sqlite3_reset(st);
-	sqlite3_clear_bindings(st);
 	if (rc != SQLITE_DONE) {
 		set_err(s, "cannot write a flow");
 		return -1;
