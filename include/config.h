@@ -37,7 +37,7 @@
 #define CAPTURE_READ_BUF (1u << 20) /* stdio buffer for a pipe or stdin: bytes per read(2) */
 #endif
 #ifndef MAPREAD_WINDOW
-#define MAPREAD_WINDOW (4u << 20) /* bytes of a capture file mapped at once */
+#define MAPREAD_WINDOW (1u << 20) /* bytes of a capture file mapped at once */
 #endif
 #ifndef MAPREAD_STDIO_BUF
 #define MAPREAD_STDIO_BUF 512 /* stdio buffer of a mapped file: larger reads bypass it */
@@ -51,6 +51,12 @@
 #define STAGE_BATCHES 8 /* batches in flight at most: the queue's memory bound */
 #endif
 #define STAGE_MAX_IP 65535u /* bytes of a packet passed on for nDPI */
+#ifndef STAGE_SHARE_LOCAL
+#define STAGE_SHARE_LOCAL 1 /* of every STAGE_SHARE_DEN flows, nDPI on the reading thread */
+#endif
+#ifndef STAGE_SHARE_DEN
+#define STAGE_SHARE_DEN 3
+#endif
 
 /* Storage */
 #ifndef STORE_BATCH_ROWS

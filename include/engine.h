@@ -34,6 +34,9 @@ int engine_expire_at(engine *e, uint64_t now_us);
 /* Packets seen so far. */
 uint64_t engine_packets(const engine *e);
 
+/* Most nDPI states alive at once in the engine's own context (a stage's share), else 0. */
+uint64_t engine_dpi_peak(const engine *e);
+
 /* Flows open now. */
 uint32_t engine_open_flows(const engine *e);
 

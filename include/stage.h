@@ -25,6 +25,10 @@ int stage_packet(stage *s, uint64_t key, const uint8_t *ip, uint32_t ip_cap, uin
  * copied. 0, or -1 once a sink has failed. */
 int stage_record(stage *s, const struct flow_record *rec, bool final);
 
+/* A record whose nDPI fields are filled already (the engine ran nDPI on that flow itself):
+ * written as it is. Copied. 0, or -1 once a sink has failed. */
+int stage_row(stage *s, const struct flow_record *rec);
+
 /* Asks the sinks to commit what is pending (on the stage's thread). 0 or -1. */
 int stage_tick(stage *s);
 

@@ -27,7 +27,8 @@ CREATE TABLE runs (
   skipped_files   bigint,
   pcap_received   bigint,           -- live capture: libpcap's counts
   pcap_dropped    bigint,
-  dpi_peak_states bigint,           -- most flows nDPI was inspecting at once (state freed once decided)
+  dpi_peak_states bigint,           -- most flows nDPI was inspecting at once (state freed once decided);
+                                     -- with --threads 2, the sum of two nDPI contexts' peaks
   PRIMARY KEY (probe, id)
 );
 

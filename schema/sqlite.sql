@@ -33,7 +33,8 @@ CREATE TABLE runs (
   skipped_files   INTEGER,
   pcap_received   INTEGER,           -- live capture: libpcap's counts
   pcap_dropped    INTEGER,
-  dpi_peak_states INTEGER,           -- most flows nDPI was inspecting at once (state freed once decided)
+  dpi_peak_states INTEGER,           -- most flows nDPI was inspecting at once (state freed once decided);
+                                     -- with --threads 2, the sum of two nDPI contexts' peaks
   PRIMARY KEY (probe, id)
 );
 

@@ -21,6 +21,7 @@ struct engine {
 	unsigned nsinks;
 	dpi_ctx *dpi;              /* nDPI on this thread, or NULL */
 	stage *stage;              /* or nDPI and the sinks on the stage's thread */
+	dpi_ctx *dpi_local;        /* with a stage: nDPI of its own for a share of the flows */
 	unsigned stage_dpi_max;    /* payload packets per flow the stage's nDPI may see; 0: no nDPI */
 	uint64_t now_us;           /* latest capture time seen (time never runs backwards here) */
 	uint64_t next_expire_us;
@@ -29,6 +30,17 @@ struct engine {
 	uint64_t reasons[DECODE_NREASONS];
 	int failed;                /* a sink failed: stop writing */
 };
+
+/* The nDPI context this thread runs for f: all flows without a stage; with one, the flows
+ * whose key falls in the local share (by key, so the same flows every run). NULL: the stage. */
+static dpi_ctx *flow_dpi(const engine *e, const struct flow *f)
+{
+	if (!e->stage)
+		return e->dpi;
+	if (e->dpi_local && f->key % STAGE_SHARE_DEN < STAGE_SHARE_LOCAL)
+		return e->dpi_local;
+	return NULL;
+}
 
 engine *engine_new(const struct engine_opts *o, struct sink *sinks, unsigned nsinks, dpi_ctx *dpi)
 {
@@ -52,6 +64,10 @@ engine *engine_new(const struct engine_opts *o, struct sink *sinks, unsigned nsi
 			return NULL;
 		}
 		e->stage_dpi_max = dpi ? dpi_max_packets(dpi) : 0;
+		/* the stage thread has the heavier load (nDPI and the writes): this one inspects a
+		 * share of the flows itself to even it out; without its context, the stage does all */
+		if (dpi)
+			e->dpi_local = dpi_open(e->stage_dpi_max);
 	} else {
 		e->dpi = dpi;
 	}
@@ -93,11 +109,13 @@ void engine_free(engine *e)
 	engine_finish(e);
 	struct flow *f;
 	while ((f = flow_oldest(e->flows))) { /* only after a failure: drop without writing */
-		if (e->dpi)
-			dpi_finish(e->dpi, &f->dpi, NULL);
+		dpi_ctx *d = flow_dpi(e, f);
+		if (d)
+			dpi_finish(d, &f->dpi, NULL);
 		dpi_state_free(&f->dpi);
 		flow_remove(e->flows, f);
 	}
+	dpi_close(e->dpi_local);
 	flow_table_free(e->flows);
 	free(e);
 }
@@ -206,13 +224,14 @@ static int write_record(engine *e, struct flow *f, bool final)
 {
 	struct flow_record rec;
 	record_build(f, &rec);
+	dpi_ctx *d = flow_dpi(e, f);
+	if (d)
+		dpi_finish(d, &f->dpi, &rec);
 	if (e->stage) {
-		if (stage_record(e->stage, &rec, final) != 0)
+		if ((d ? stage_row(e->stage, &rec) : stage_record(e->stage, &rec, final)) != 0)
 			e->failed = 1;
 		return e->failed ? -1 : 0;
 	}
-	if (e->dpi)
-		dpi_finish(e->dpi, &f->dpi, &rec);
 	for (unsigned i = 0; i < e->nsinks && !e->failed; i++)
 		if (e->sinks[i].ops->flow(e->sinks[i].self, &rec) != 0)
 			e->failed = 1;
@@ -225,7 +244,7 @@ static int write_record(engine *e, struct flow *f, bool final)
 static bool verdicts_final(const engine *e, const struct flow *f)
 {
 	return !f->written && !f->roles_guessed && f->c.ff.state == FF_CLOSED &&
-	       f->s.ff.state == FF_CLOSED && (!e->dpi || dpi_decided(&f->dpi));
+	       f->s.ff.state == FF_CLOSED && (!flow_dpi(e, f) || dpi_decided(&f->dpi));
 }
 
 /* Writes f to every sink and frees its slot. */
@@ -335,8 +354,10 @@ int engine_packet(engine *e, int dlt, const uint8_t *data, uint32_t caplen, uint
 		f->last_us = ts_us;
 	handshake_update(f, &p, dir);
 	flight_update(f, &p, dir, &e->fopts);
-	if (e->dpi && dpi_wants(&p)) {
-		dpi_packet(e->dpi, &f->dpi, p.ip_hdr, p.ip_cap, p.ts_us);
+	dpi_ctx *d = flow_dpi(e, f);
+	if (d) {
+		if (dpi_wants(&p))
+			dpi_packet(d, &f->dpi, p.ip_hdr, p.ip_cap, p.ts_us);
 	} else if (e->stage_dpi_max && f->dpi_sent < e->stage_dpi_max && dpi_wants(&p)) {
 		f->dpi_sent++;
 		if (stage_packet(e->stage, f->key, p.ip_hdr, p.ip_cap, p.ts_us) != 0) {
@@ -397,3 +418,11 @@ int engine_expire_at(engine *e, uint64_t now_us)
 uint32_t engine_open_flows(const engine *e) { return flow_count(e->flows); }
 
 uint64_t engine_packets(const engine *e) { return e->packets; }
+
+uint64_t engine_dpi_peak(const engine *e)
+{
+	uint64_t live = 0, peak = 0, inspected = 0;
+	if (e->dpi_local)
+		dpi_stats(e->dpi_local, &live, &peak, &inspected);
+	return peak;
+}

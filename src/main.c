@@ -110,8 +110,8 @@ static void usage(FILE *out)
 	        "  --no-dpi       do not run nDPI (app_proto and server_name stay NULL)\n"
 	        "  --dpi-packets N  payload packets nDPI inspects per flow before it guesses (default %u)\n"
 	        "  --flow-cap N   open flows kept at most (default %u); the stalest are evicted\n"
-	        "  --threads N    files: 2 (default) runs nDPI and the writes on a second thread,\n"
-	        "                 1 everything on one (the rows are the same)\n"
+	        "  --threads N    files: 2 (default) runs most of nDPI and the writes on a second\n"
+	        "                 thread, 1 everything on one (the rows are the same)\n"
 	        "  -h, --help     this help\n"
 	        "  --version      versions of iwscope, libpcap, nDPI and SQLite\n"
 	        "\n"
@@ -765,7 +765,8 @@ static int analyse(struct config *cfg)
 	if (dpi) {
 		uint64_t alive, peak, inspected;
 		dpi_stats(dpi, &alive, &peak, &inspected);
-		run.dpi_peak_states = (int64_t)peak;
+		/* two contexts with a stage: the sum of their peaks bounds the flows at once */
+		run.dpi_peak_states = (int64_t)(peak + engine_dpi_peak(eng));
 	}
 	run.finished_us = now_us();
 	run.skipped_files = cr.files_failed;

@@ -12,7 +12,8 @@
 
 #include "config.h"
 
-enum msg_type { MSG_PACKET = 1, MSG_EARLY, MSG_FINAL, MSG_TICK };
+/* MSG_ROW: a record whose nDPI fields the engine filled itself: just written. */
+enum msg_type { MSG_PACKET = 1, MSG_EARLY, MSG_FINAL, MSG_ROW, MSG_TICK };
 
 struct msg {
 	uint32_t type, len; /* len: bytes after this header, padded to 8 */
@@ -140,6 +141,27 @@ int stage_record(stage *s, const struct flow_record *rec, bool final)
 	const void *from = rec;
 	memcpy(m + 1, rec, sizeof(*rec));
 	memcpy((uint8_t *)(m + 1) + sizeof(*rec), &from, sizeof(from));
+	return 0;
+}
+
+int stage_row(stage *s, const struct flow_record *rec)
+{
+	if (atomic_load_explicit(&s->failed, memory_order_relaxed))
+		return -1;
+	size_t name = rec->server_name ? strlen(rec->server_name) + 1 : 0;
+	struct msg *m = reserve(s, MSG_ROW, (uint64_t)rec->flow_key, 0,
+	                        sizeof(*rec) + sizeof(void *) + name);
+	if (!m) {
+		atomic_store(&s->failed, 1);
+		return -1;
+	}
+	/* as stage_record, and the server name (the engine frees it) after them */
+	const void *from = rec;
+	uint8_t *body = (uint8_t *)(m + 1);
+	memcpy(body, rec, sizeof(*rec));
+	memcpy(body + sizeof(*rec), &from, sizeof(from));
+	if (name)
+		memcpy(body + sizeof(*rec) + sizeof(from), rec->server_name, name);
 	return 0;
 }
 
@@ -287,6 +309,13 @@ static void handle(stage *s, const struct msg *m)
 	memcpy(rec, body, sizeof(*rec));
 	memcpy(&from, body + sizeof(*rec), sizeof(from));
 	rebase(rec, from);
+	if (m->type == MSG_ROW) {
+		if (rec->server_name)
+			rec->server_name = (const char *)body + sizeof(*rec) + sizeof(from);
+		to_sinks(s, rec);
+		free(rec);
+		return;
+	}
 	struct entry *e = find(s, m->key, m->type == MSG_EARLY);
 	if (m->type == MSG_EARLY) {
 		if (!e) {
