@@ -4,7 +4,7 @@
 Builds a large capture with tools/benchgen (real flows from tests/pcaps cloned with fresh
 addresses and start offsets, so tens of thousands are open at once), its headers-only variant
 (snaplen 96), a 4x longer one at the same concurrency, and a 1 M half-open SYN flood. Each
-command runs RUNS times (default 3); the median wall time, CPU time and peak RSS are reported,
+command runs RUNS times (default 5); the median wall time, CPU time and peak RSS are reported,
 and bench/RESULTS.md is rewritten.
 
     python3 bench/run.py [--runs N] [--dir /tmp/iwscope-bench]
@@ -58,7 +58,7 @@ def version(cmd):
 
 def main():
     args = sys.argv[1:]
-    runs = int(args[args.index("--runs") + 1]) if "--runs" in args else 3
+    runs = int(args[args.index("--runs") + 1]) if "--runs" in args else 5
     d = args[args.index("--dir") + 1] if "--dir" in args else "/tmp/iwscope-bench"
     os.makedirs(d, exist_ok=True)
     srcs = sorted(os.path.join(ROOT, "tests", "pcaps", "truth", f)
