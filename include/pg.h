@@ -32,6 +32,9 @@ void pg_close(pgdb *db);
  * ON CONFLICT on each table's key), so a batch sent twice leaves one copy. 0 or -1. */
 int pg_send(pgdb *db, const struct store_rows *tables, unsigned ntables);
 
+/* pg_send as a store_batch_fn (db is the pgdb): what store_copy hands batches to. */
+int pg_send_batch(void *db, const struct store_rows *tables, unsigned ntables);
+
 /* Runs sql and calls row() with each result row as text. 0 or -1. */
 int pg_query(pgdb *db, const char *sql, store_row_fn row, void *arg);
 

@@ -17,13 +17,11 @@ struct pgsink_opts {
 };
 
 struct pgsink_stats {
-	uint64_t rows;      /* flow rows written by this run (an early row and its update: 2) */
 	uint64_t delivered; /* flow rows the server committed */
 	uint64_t spooled;   /* flow rows that waited in the spool for the server: drained + remaining */
 	uint64_t drained;   /* of them, delivered once it was back */
 	uint64_t remaining; /* still in the spool at the end */
 	uint64_t backlog;   /* found in the spool at the start, left by an earlier run */
-	uint64_t outages;   /* times the server was lost (or not there at the start) */
 };
 
 /* Opens the spool and connects. A server that cannot be reached is not an error (rows spool

@@ -2,6 +2,9 @@
 #ifndef IWSCOPE_SCHEMA_H
 #define IWSCOPE_SCHEMA_H
 
+#include <stdbool.h>
+#include <stddef.h>
+
 #define SCHEMA_VERSION 2
 
 /* A flow's identity: unique in flows, and the conflict target of every upsert. It holds
@@ -27,5 +30,12 @@ extern const struct schema_table schema_tables[3]; /* runs, run_decode, flows */
 
 /* schema_tables' entry for name, or NULL. */
 const struct schema_table *schema_table(const char *name);
+
+/* Whether col is one of key_cols (",a,b,"). */
+bool schema_is_key(const char *key_cols, const char *col);
+
+/* Appends col to the SQL list in out (*n bytes used): "a", or with set "a=excluded.a" — the
+ * column lists of an upsert. 0, or -1 when out is full. */
+int schema_list_add(char *out, size_t len, size_t *n, const char *col, bool set);
 
 #endif

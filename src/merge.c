@@ -18,11 +18,6 @@ static void usage(FILE *out)
 	fprintf(out, "usage: iwscope merge DB [DB ...] -o DB|postgresql://...\n");
 }
 
-static int send_batch(void *arg, const struct store_rows *tables, unsigned n)
-{
-	return pg_send(arg, tables, n);
-}
-
 /* Same file? (merging a file into itself would attach it to itself) */
 static int same_file(const char *a, const char *b)
 {
@@ -98,7 +93,7 @@ int merge_main(int argc, char **argv)
 			continue;
 		}
 		struct store_copy_stats cs = { 0 };
-		int r = store_copy(src, false, 0, send_batch, pg, &cs);
+		int r = store_copy(src, false, 0, pg_send_batch, pg, &cs);
 		if (r != 0) {
 			fprintf(stderr, "iwscope: %s: %s\n", in, r == -1 ? pg_error(pg) : store_error(src));
 			rc = 2;

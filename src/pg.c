@@ -346,23 +346,15 @@ static int copy_rows(pgdb *db, size_t ti, const struct store_rows *t, const char
 	return rc;
 }
 
-/* Builds "a,b" (or "a=EXCLUDED.a,..." leaving out skip's ",a,") from t's column names. */
+/* Builds "a,b" (or "a=excluded.a,..." leaving out skip's ",a,") from t's column names. */
 static int columns(const struct store_rows *t, const char *skip, char *out, size_t len)
 {
 	size_t n = 0;
 	out[0] = '\0';
-	for (int i = 0; i < t->ncols; i++) {
-		char probe[80];
-		snprintf(probe, sizeof(probe), ",%s,", t->names[i]);
-		if (skip && strstr(skip, probe))
-			continue;
-		int w = skip ? snprintf(out + n, len - n, "%s%s=EXCLUDED.%s", n ? "," : "", t->names[i],
-		                        t->names[i])
-		             : snprintf(out + n, len - n, "%s%s", n ? "," : "", t->names[i]);
-		if (w < 0 || (size_t)w >= len - n)
+	for (int i = 0; i < t->ncols; i++)
+		if (!(skip && schema_is_key(skip, t->names[i])) &&
+		    schema_list_add(out, len, &n, t->names[i], skip != NULL) != 0)
 			return -1;
-		n += (size_t)w;
-	}
 	return 0;
 }
 
@@ -399,6 +391,11 @@ fail:
 	if (PQstatus(db->conn) == CONNECTION_OK)
 		PQclear(PQexec(db->conn, "ROLLBACK"));
 	return -1;
+}
+
+int pg_send_batch(void *db, const struct store_rows *tables, unsigned ntables)
+{
+	return pg_send(db, tables, ntables);
 }
 
 int pg_query(pgdb *db, const char *sql, store_row_fn row, void *arg)

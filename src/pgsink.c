@@ -42,10 +42,7 @@ static void lost(pgsink *p, const char *why)
 		pg_close(p->db);
 		p->db = NULL;
 	}
-	if (!p->outage) {
-		p->outage = true;
-		p->st.outages++;
-	}
+	p->outage = true;
 	p->backoff_s = p->backoff_s ? p->backoff_s * 2 : 1;
 	if (p->backoff_s > PG_BACKOFF_MAX_S)
 		p->backoff_s = PG_BACKOFF_MAX_S;
@@ -75,19 +72,13 @@ static bool connected(pgsink *p, bool now)
 	return true;
 }
 
-static int send_batch(void *arg, const struct store_rows *tables, unsigned n)
-{
-	pgsink *p = arg;
-	return pg_send(p->db, tables, n);
-}
-
 /* Sends what the spool holds (at most max flows; 0 = all). -1 only on a spool error. */
 static int drain(pgsink *p, uint64_t max, bool now)
 {
 	if (!connected(p, now))
 		return 0;
 	struct store_copy_stats cs = { 0 };
-	int rc = store_copy(p->spool, true, max, send_batch, p, &cs);
+	int rc = store_copy(p->spool, true, max, pg_send_batch, p->db, &cs);
 	p->st.delivered += cs.flows;
 	if (p->outage)
 		p->st.drained += cs.flows;
@@ -154,10 +145,7 @@ static int ps_begin(void *self, const struct run_info *run)
 static int ps_flow(void *self, const struct flow_record *rec)
 {
 	pgsink *p = self;
-	if (p->spool_sink.ops->flow(p->spool_sink.self, rec) != 0)
-		return -1;
-	p->st.rows++;
-	return 0;
+	return p->spool_sink.ops->flow(p->spool_sink.self, rec);
 }
 
 static int ps_tick(void *self)

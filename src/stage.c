@@ -127,35 +127,19 @@ int stage_packet(stage *s, uint64_t key, const uint8_t *ip, uint32_t ip_cap, uin
 	return 0;
 }
 
-int stage_record(stage *s, const struct flow_record *rec, bool final)
+/* Queues rec as the record, the address it was copied from (its pointers into itself are
+ * moved on arrival), and with_name its server name (whose owner frees it) after them. */
+static int put_record(stage *s, uint32_t type, const struct flow_record *rec, bool with_name)
 {
 	if (atomic_load_explicit(&s->failed, memory_order_relaxed))
 		return -1;
-	struct msg *m = reserve(s, final ? MSG_FINAL : MSG_EARLY, (uint64_t)rec->flow_key, 0,
-	                        sizeof(*rec) + sizeof(void *));
-	if (!m) {
-		atomic_store(&s->failed, 1);
-		return -1;
-	}
-	/* the record, and where it was: its pointers into itself are moved on arrival */
-	const void *from = rec;
-	memcpy(m + 1, rec, sizeof(*rec));
-	memcpy((uint8_t *)(m + 1) + sizeof(*rec), &from, sizeof(from));
-	return 0;
-}
-
-int stage_row(stage *s, const struct flow_record *rec)
-{
-	if (atomic_load_explicit(&s->failed, memory_order_relaxed))
-		return -1;
-	size_t name = rec->server_name ? strlen(rec->server_name) + 1 : 0;
-	struct msg *m = reserve(s, MSG_ROW, (uint64_t)rec->flow_key, 0,
+	size_t name = with_name && rec->server_name ? strlen(rec->server_name) + 1 : 0;
+	struct msg *m = reserve(s, type, (uint64_t)rec->flow_key, 0,
 	                        sizeof(*rec) + sizeof(void *) + name);
 	if (!m) {
 		atomic_store(&s->failed, 1);
 		return -1;
 	}
-	/* as stage_record, and the server name (the engine frees it) after them */
 	const void *from = rec;
 	uint8_t *body = (uint8_t *)(m + 1);
 	memcpy(body, rec, sizeof(*rec));
@@ -163,6 +147,16 @@ int stage_row(stage *s, const struct flow_record *rec)
 	if (name)
 		memcpy(body + sizeof(*rec) + sizeof(from), rec->server_name, name);
 	return 0;
+}
+
+int stage_record(stage *s, const struct flow_record *rec, bool final)
+{
+	return put_record(s, final ? MSG_FINAL : MSG_EARLY, rec, false);
+}
+
+int stage_row(stage *s, const struct flow_record *rec)
+{
+	return put_record(s, MSG_ROW, rec, true);
 }
 
 int stage_tick(stage *s)

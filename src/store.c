@@ -128,9 +128,7 @@ static const char *const flow_columns[] = {
 /* Whether c is part of a flow's key: an upsert leaves those alone. */
 static bool is_key_column(const char *c)
 {
-	char probe[40];
-	snprintf(probe, sizeof(probe), ",%s,", c);
-	return strstr(schema_table("flows")->key_cols, probe) != NULL;
+	return schema_is_key(schema_table("flows")->key_cols, c);
 }
 
 static int prepare_insert(store *s)
@@ -521,6 +519,23 @@ const struct schema_table schema_tables[3] = {
 	{ "flows", FLOW_KEY, ",server_ip,probe,run_id,flow_key,", FLOW_NOT_STALE },
 };
 
+bool schema_is_key(const char *key_cols, const char *col)
+{
+	char probe[80];
+	snprintf(probe, sizeof(probe), ",%s,", col);
+	return strstr(key_cols, probe) != NULL;
+}
+
+int schema_list_add(char *out, size_t len, size_t *n, const char *col, bool set)
+{
+	int w = set ? snprintf(out + *n, len - *n, "%s%s=excluded.%s", *n ? "," : "", col, col)
+	            : snprintf(out + *n, len - *n, "%s%s", *n ? "," : "", col);
+	if (w < 0 || (size_t)w >= len - *n)
+		return -1;
+	*n += (size_t)w;
+	return 0;
+}
+
 const struct schema_table *schema_table(const char *name)
 {
 	for (size_t i = 0; i < 3; i++)
@@ -711,7 +726,7 @@ int store_pending(store *s, int64_t *flows)
 }
 
 /* Builds "a,b,c" (or "a=excluded.a,..." with set) of table's columns from the open schema,
- * leaving out the columns in skip (comma separated, no spaces). */
+ * leaving out the columns in skip (",a,b,"). */
 static int column_list(store *s, const char *table, bool set, const char *skip, char *out,
                        size_t len)
 {
@@ -722,22 +737,14 @@ static int column_list(store *s, const char *table, bool set, const char *skip, 
 		return -1;
 	size_t n = 0;
 	out[0] = '\0';
-	while (sqlite3_step(st) == SQLITE_ROW) {
+	int rc = 0;
+	while (rc == 0 && sqlite3_step(st) == SQLITE_ROW) {
 		const char *c = (const char *)sqlite3_column_text(st, 0);
-		char probe[80];
-		snprintf(probe, sizeof(probe), ",%s,", c);
-		if (skip && strstr(skip, probe))
-			continue;
-		int w = set ? snprintf(out + n, len - n, "%s%s=excluded.%s", n ? "," : "", c, c)
-		            : snprintf(out + n, len - n, "%s%s", n ? "," : "", c);
-		if (w < 0 || (size_t)w >= len - n) {
-			sqlite3_finalize(st);
-			return -1;
-		}
-		n += (size_t)w;
+		if (!skip || !schema_is_key(skip, c))
+			rc = schema_list_add(out, len, &n, c, set);
 	}
 	sqlite3_finalize(st);
-	return n ? 0 : -1;
+	return rc == 0 && n ? 0 : -1;
 }
 
 int store_merge(store *dst, const char *src, struct store_merge_stats *ms)
