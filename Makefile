@@ -142,10 +142,12 @@ soak: deps
 # FUZZ_SECONDS (default 600); `make test` runs a short smoke of each.
 FUZZ_SECONDS ?= 600
 FUZZ_SRCS := $(filter-out src/main.c,$(SRCS))
-FUZZ_TARGETS := $(BUILD)/fuzz_decode $(BUILD)/fuzz_options $(BUILD)/fuzz_capture
+FUZZ_TARGETS := $(BUILD)/fuzz_decode $(BUILD)/fuzz_options $(BUILD)/fuzz_capture $(BUILD)/fuzz_pcapfile
+# the in-place pcap reader against libpcap, with one-page windows so records straddle them
+$(BUILD)/fuzz_pcapfile: FUZZ_DEFS = -DMAPREAD_WINDOW=4096
 fuzzers: $(FUZZ_TARGETS)
 $(BUILD)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_SRCS) $(BUILD)/schema_sql.c $(HDRS)
-	clang -std=c11 -D_DEFAULT_SOURCE -Iinclude $(PKG_CFLAGS) -g -O1 \
+	clang -std=c11 -D_DEFAULT_SOURCE $(FUZZ_DEFS) -Iinclude $(PKG_CFLAGS) -g -O1 \
 	  -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 	  -o $@ $< $(FUZZ_SRCS) $(BUILD)/schema_sql.c $(PKG_LIBS)
 

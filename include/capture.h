@@ -30,6 +30,27 @@ struct capture_result {
 void capture_files(const struct capture_opts *o, capture_fn fn, void *arg,
                    volatile sig_atomic_t *stop, struct capture_result *res);
 
+/* One capture file read record by record (pcap or pcapng; "-" is standard input). */
+typedef struct capture_file capture_file;
+
+/* One frame: data stays valid until the next capture_file_next. */
+struct capture_rec {
+	const uint8_t *data;
+	uint32_t caplen, len;
+	uint64_t ts_us;
+};
+
+/* Opens a capture file of a supported link type with filter (or NULL) installed. NULL after
+ * one line on stderr naming the file; *filter_error is set when the filter was the problem. */
+capture_file *capture_file_open(const char *path, const char *filter, int *filter_error);
+
+/* The next frame that passes the filter: 1 with *r filled, 0 at the end of the file, -1 on an
+ * error (capture_file_error says what, in libpcap's words). */
+int capture_file_next(capture_file *cf, struct capture_rec *r);
+int capture_file_dlt(const capture_file *cf);
+const char *capture_file_error(capture_file *cf);
+void capture_file_close(capture_file *cf);
+
 /* A live interface (libpcap, immediate mode, non-blocking). */
 typedef struct capture_live capture_live;
 

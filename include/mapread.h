@@ -1,13 +1,40 @@
-/* mapread: a capture file as a stdio stream read straight from its pages (mmap), so libpcap
- * gets each record with one copy and no read(2) per buffer. */
+/* mapread: a capture file read from its mapped pages (mmap). libpcap opens it as a stdio
+ * stream (one copy per record, no read(2) per buffer); the records of a classic pcap file can
+ * also be taken in place, with no copy at all, handing any record libpcap would treat
+ * specially back to libpcap. */
 #ifndef IWSCOPE_MAPREAD_H
 #define IWSCOPE_MAPREAD_H
 
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
+typedef struct mapread mapread;
+
 /* A read-only stream over the regular file at path, mapped MAPREAD_WINDOW bytes at a time (so
- * resident memory stays one window, whatever the file's size). NULL when path is not a
- * regular file or cannot be mapped: the caller then uses fopen(), which reports why. */
-FILE *mapread_open(const char *path);
+ * resident memory stays about one window, whatever the file's size); *m is its handle for the
+ * in-place reads and lives until the stream is closed. NULL when path is not a regular file
+ * or cannot be mapped: the caller then uses fopen(), which reports why. */
+FILE *mapread_open(const char *path, mapread **m);
+
+/* One record read in place. data stays valid until the next mapread_next. ts_us is what
+ * libpcap would give in microseconds (tv_sec * 10^6 + tv_usec, with its signed fields). */
+struct mapread_rec {
+	const uint8_t *data;
+	uint32_t caplen, len;
+	uint64_t ts_us;
+};
+
+/* Called right after libpcap opened the stream (which then stands after the file header):
+ * whether the records can be read in place. True for a classic pcap file (microsecond or
+ * nanosecond magic, version 2.4 or later, 16-byte record headers) whose records libpcap passes
+ * on unchanged; false for pcapng and for byte-swapped files of a link type whose pseudo-header
+ * libpcap would rewrite. dlt and snapshot are libpcap's pcap_datalink and pcap_snapshot. */
+bool mapread_direct(mapread *m, int dlt, int snapshot);
+
+/* The next record: 1 with *r filled, 0 at the end of the file, -1 when the record is one
+ * libpcap must read (cut short, or captured beyond the snapshot length): the stream is then
+ * positioned at that record, and every later record must come from libpcap too. */
+int mapread_next(mapread *m, struct mapread_rec *r);
 
 #endif

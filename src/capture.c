@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <pcap/pcap.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,8 +41,19 @@ static void link_name(int dlt, char *buf, size_t len)
 	         desc ? desc : "", desc ? "]" : "", dlt);
 }
 
-/* Compiles filter for pc's link type and installs it; 0, or -1 with libpcap's reason in err. */
-static int set_filter(pcap_t *pc, const char *filter, char *err, size_t errlen)
+struct capture_file {
+	pcap_t *pc;
+	mapread *m;                /* mapped file, or NULL (stdin, a pipe) */
+	bool direct;               /* records come from mapread_next until it hands over */
+	bool has_prog;
+	struct bpf_program prog;   /* the filter, for records read in place */
+	int dlt;
+};
+
+/* Compiles filter for cf's link type and installs it in libpcap (which filters what it reads)
+ * and keeps it for the records read in place; 0, or -1 with libpcap's reason in err. */
+static int set_filter(pcap_t *pc, struct bpf_program *keep, const char *filter, char *err,
+                      size_t errlen)
 {
 	struct bpf_program prog;
 	if (pcap_compile(pc, &prog, filter, 1, PCAP_NETMASK_UNKNOWN) != 0) {
@@ -51,85 +63,143 @@ static int set_filter(pcap_t *pc, const char *filter, char *err, size_t errlen)
 	int rc = pcap_setfilter(pc, &prog);
 	if (rc != 0)
 		snprintf(err, errlen, "filter \"%s\": %s", filter, pcap_geterr(pc));
-	pcap_freecode(&prog);
+	if (rc == 0 && keep)
+		*keep = prog;
+	else
+		pcap_freecode(&prog);
 	return rc == 0 ? 0 : -1;
 }
 
-/* Opens a capture file of a supported link type with filter installed. NULL after one line on
- * stderr; *filter_error is set when the filter was the problem. */
-static pcap_t *open_file(const char *path, const char *filter, int *dlt, int *filter_error)
+void capture_file_close(capture_file *cf)
 {
+	if (!cf)
+		return;
+	if (cf->has_prog)
+		pcap_freecode(&cf->prog);
+	if (cf->pc)
+		pcap_close(cf->pc); /* closes the stream, and the mapping with it */
+	free(cf);
+}
+
+capture_file *capture_file_open(const char *path, const char *filter, int *filter_error)
+{
+	capture_file *cf = calloc(1, sizeof(*cf));
+	if (!cf) {
+		fprintf(stderr, "iwscope: %s: out of memory\n", path);
+		return NULL;
+	}
 	char errbuf[PCAP_ERRBUF_SIZE] = "";
 	/* a regular file is read from its mapped pages; a pipe or stdin through a large stdio
 	 * buffer (one read(2) per CAPTURE_READ_BUF bytes, not stdio's 4 KiB) */
-	FILE *f = strcmp(path, "-") ? mapread_open(path) : NULL;
+	FILE *f = strcmp(path, "-") ? mapread_open(path, &cf->m) : NULL;
 	if (!f) {
+		cf->m = NULL;
 		f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
 		if (!f) {
 			fprintf(stderr, "iwscope: %s: %s\n", path, strerror(errno));
+			free(cf);
 			return NULL;
 		}
 		setvbuf(f, NULL, _IOFBF, CAPTURE_READ_BUF);
 	}
-	pcap_t *pc = pcap_fopen_offline_with_tstamp_precision(f, PCAP_TSTAMP_PRECISION_MICRO, errbuf);
-	if (!pc) {
+	cf->pc = pcap_fopen_offline_with_tstamp_precision(f, PCAP_TSTAMP_PRECISION_MICRO, errbuf);
+	if (!cf->pc) {
 		fprintf(stderr, "iwscope: %s: %s\n", path, errbuf);
 		if (f != stdin)
 			fclose(f);
+		free(cf);
 		return NULL;
 	}
-	*dlt = pcap_datalink(pc);
-	if (!decode_link_supported(*dlt)) {
+	cf->dlt = pcap_datalink(cf->pc);
+	if (!decode_link_supported(cf->dlt)) {
 		char name[160];
-		link_name(*dlt, name, sizeof(name));
+		link_name(cf->dlt, name, sizeof(name));
 		fprintf(stderr, "iwscope: %s: unsupported link type %s\n", path, name);
-		pcap_close(pc);
+		capture_file_close(cf);
 		return NULL;
 	}
 	char err[512];
-	if (filter && set_filter(pc, filter, err, sizeof(err)) != 0) {
-		fprintf(stderr, "iwscope: %s\n", err);
-		*filter_error = 1;
-		pcap_close(pc);
-		return NULL;
+	if (filter) {
+		if (set_filter(cf->pc, &cf->prog, filter, err, sizeof(err)) != 0) {
+			fprintf(stderr, "iwscope: %s\n", err);
+			*filter_error = 1;
+			capture_file_close(cf);
+			return NULL;
+		}
+		cf->has_prog = true;
 	}
-	return pc;
+	cf->direct = cf->m && mapread_direct(cf->m, cf->dlt, pcap_snapshot(cf->pc));
+	return cf;
+}
+
+int capture_file_dlt(const capture_file *cf) { return cf->dlt; }
+
+const char *capture_file_error(capture_file *cf) { return pcap_geterr(cf->pc); }
+
+int capture_file_next(capture_file *cf, struct capture_rec *r)
+{
+	while (cf->direct) {
+		struct mapread_rec mr;
+		int rc = mapread_next(cf->m, &mr);
+		if (rc == 0)
+			return 0;
+		if (rc < 0) {
+			cf->direct = false; /* libpcap reads on from this record */
+			break;
+		}
+		if (cf->has_prog) {
+			struct pcap_pkthdr h = { .caplen = mr.caplen, .len = mr.len };
+			if (!pcap_offline_filter(&cf->prog, &h, mr.data))
+				continue;
+		}
+		r->data = mr.data;
+		r->caplen = mr.caplen;
+		r->len = mr.len;
+		r->ts_us = mr.ts_us;
+		return 1;
+	}
+	struct pcap_pkthdr *h;
+	const u_char *data;
+	int rc = pcap_next_ex(cf->pc, &h, &data);
+	if (rc == 1) {
+		r->data = data;
+		r->caplen = h->caplen;
+		r->len = h->len;
+		r->ts_us = (uint64_t)h->ts.tv_sec * 1000000u + (uint64_t)h->ts.tv_usec;
+		return 1;
+	}
+	return rc == PCAP_ERROR_BREAK ? 0 : -1;
 }
 
 /* Reads one file; returns 0 when read to its end, -1 on a problem already reported. */
 static int read_file(const char *path, const struct capture_opts *o, capture_fn fn, void *arg,
                      volatile sig_atomic_t *stop, struct capture_result *res)
 {
-	int dlt;
-	pcap_t *pc = open_file(path, o->filter, &dlt, &res->filter_error);
-	if (!pc)
+	capture_file *cf = capture_file_open(path, o->filter, &res->filter_error);
+	if (!cf)
 		return -1;
 	int rc = 0;
 	for (;;) {
 		if (*stop || (o->max_packets && res->packets >= o->max_packets))
 			break;
-		struct pcap_pkthdr *h;
-		const u_char *data;
-		int r = pcap_next_ex(pc, &h, &data);
-		if (r == 1) {
-			/* the dlt of this record: pcapng files may change it per interface */
+		struct capture_rec r;
+		int got = capture_file_next(cf, &r);
+		if (got == 1) {
 			res->packets++;
-			uint64_t ts = (uint64_t)h->ts.tv_sec * 1000000u + (uint64_t)h->ts.tv_usec;
-			uint32_t cap = h->caplen;
-			if (fn(arg, dlt, data, cap, h->len, ts) != 0) {
+			if (fn(arg, cf->dlt, r.data, r.caplen, r.len, r.ts_us) != 0) {
 				res->stopped = 1;
 				break;
 			}
 			continue;
 		}
-		if (r == PCAP_ERROR_BREAK)
-			break; /* end of file */
-		fprintf(stderr, "iwscope: %s: %s (after %llu packets)\n", path, pcap_geterr(pc),
-		        (unsigned long long)res->packets);
-		rc = -1;
+		if (got < 0) {
+			fprintf(stderr, "iwscope: %s: %s (after %llu packets)\n", path, capture_file_error(cf),
+			        (unsigned long long)res->packets);
+			rc = -1;
+		}
 		break;
 	}
-	pcap_close(pc);
+	capture_file_close(cf);
 	return rc;
 }
 
@@ -197,7 +267,7 @@ capture_live *capture_live_open(const struct live_opts *o, char *err, size_t err
 		free(c);
 		return NULL;
 	}
-	if (set_filter(c->pc, o->filter ? o->filter : "tcp", err, errlen) != 0) {
+	if (set_filter(c->pc, NULL, o->filter ? o->filter : "tcp", err, errlen) != 0) {
 		pcap_close(c->pc);
 		free(c);
 		return NULL;
@@ -259,13 +329,12 @@ void capture_live_close(capture_live *c)
 struct capture_replay {
 	struct capture_opts o;
 	double speed;
-	unsigned file;          /* index of the open file */
-	pcap_t *pc;
-	int dlt;
+	unsigned file;          /* index of the next file to open */
+	capture_file *cf;       /* the open file, or NULL */
 	unsigned failed;
 	int paused;
-	struct pcap_pkthdr *h;  /* the packet read but not yet due */
-	const u_char *data;
+	bool held;              /* rec is read but not yet due */
+	struct capture_rec rec;
 	uint64_t first_ts;      /* capture time of the first packet */
 	struct timespec start;  /* wall time it was replayed at (shifted by pauses) */
 	struct timespec paused_at;
@@ -294,8 +363,8 @@ static int replay_next_file(capture_replay *r)
 {
 	while (r->file < r->o.nfiles) {
 		int filter_error = 0;
-		r->pc = open_file(r->o.files[r->file++], r->o.filter, &r->dlt, &filter_error);
-		if (r->pc)
+		r->cf = capture_file_open(r->o.files[r->file++], r->o.filter, &filter_error);
+		if (r->cf)
 			return 0;
 		r->failed++;
 	}
@@ -335,22 +404,22 @@ int capture_replay_step(capture_replay *r, int timeout_ms, capture_fn fn, void *
 	int n = 0;
 	uint64_t deadline = mono_us() + (uint64_t)timeout_ms * 1000u;
 	for (;;) {
-		if (!r->h) {
-			if (!r->pc && replay_next_file(r) != 0)
+		if (!r->held) {
+			if (!r->cf && replay_next_file(r) != 0)
 				return n ? n : -1;
-			int rc = pcap_next_ex(r->pc, &r->h, &r->data);
+			int rc = capture_file_next(r->cf, &r->rec);
 			if (rc != 1) {
-				if (rc != PCAP_ERROR_BREAK) {
-					fprintf(stderr, "iwscope: %s: %s\n", r->o.files[r->file - 1], pcap_geterr(r->pc));
+				if (rc < 0) {
+					fprintf(stderr, "iwscope: %s: %s\n", r->o.files[r->file - 1], capture_file_error(r->cf));
 					r->failed++;
 				}
-				pcap_close(r->pc);
-				r->pc = NULL;
-				r->h = NULL;
+				capture_file_close(r->cf);
+				r->cf = NULL;
 				continue;
 			}
+			r->held = true;
 		}
-		uint64_t ts = (uint64_t)r->h->ts.tv_sec * 1000000u + (uint64_t)r->h->ts.tv_usec;
+		uint64_t ts = r->rec.ts_us;
 		if (!r->started) {
 			r->started = 1;
 			r->first_ts = ts;
@@ -371,9 +440,9 @@ int capture_replay_step(capture_replay *r, int timeout_ms, capture_fn fn, void *
 				nanosleep(&w, NULL);
 			}
 		}
-		if (fn(arg, r->dlt, r->data, r->h->caplen, r->h->len, ts) != 0)
+		if (fn(arg, r->cf->dlt, r->rec.data, r->rec.caplen, r->rec.len, ts) != 0)
 			return -1;
-		r->h = NULL;
+		r->held = false;
 		n++;
 		if (mono_us() >= deadline)
 			return n;
@@ -386,7 +455,6 @@ void capture_replay_close(capture_replay *r)
 {
 	if (!r)
 		return;
-	if (r->pc)
-		pcap_close(r->pc);
+	capture_file_close(r->cf);
 	free(r);
 }

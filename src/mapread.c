@@ -1,10 +1,15 @@
-/* Capture files through mmap: a fopencookie() stream whose reads copy from a mapped window
- * of the file, moved forward (and the old one unmapped) as the reader goes. */
+/* Capture files through mmap. The stream libpcap reads is a fopencookie() whose reads copy
+ * from a mapped window of the file, moved forward (the old one unmapped) as the reader goes.
+ * Records of a classic pcap file can also be taken straight from the window: no copy at all.
+ * Only records libpcap passes on unchanged are taken so; at the first other one (cut short,
+ * or longer than the snapshot length) libpcap reads on from there and reports or trims it
+ * in its own words. */
 #define _GNU_SOURCE
 #include "mapread.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pcap/pcap.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,24 +19,37 @@
 
 #include "config.h"
 
+#define PCAP_FILE_HDR 24
+#define PCAP_REC_HDR 16
+
 struct mapread {
 	int fd;
-	off_t size, pos;   /* file size, next byte to read */
+	FILE *stream;      /* the stdio stream over this file */
+	off_t size, pos;   /* file size, next byte the stream reads */
 	off_t win_off;     /* file offset of the mapped window */
 	size_t win_len;
 	uint8_t *win;      /* NULL when nothing is mapped */
+	/* in-place records */
+	bool direct;       /* records are read in place (mapread_direct said so) */
+	bool swapped;      /* written in the other byte order */
+	bool nsec;         /* nanosecond time stamps */
+	uint32_t snapshot; /* libpcap's snapshot length for the file */
+	off_t rec;         /* offset of the next record */
 };
 
-/* Maps the window holding pos. 0 or -1. */
-static int map_window(struct mapread *m)
+/* Maps a window holding [off, off + need), off < size; 0 or -1. */
+static int map_window(struct mapread *m, off_t off, size_t need)
 {
 	if (m->win)
 		munmap(m->win, m->win_len);
 	m->win = NULL;
 	long page = sysconf(_SC_PAGESIZE);
-	m->win_off = m->pos - m->pos % (off_t)page;
+	m->win_off = off - off % (off_t)page;
+	size_t want = (size_t)(off - m->win_off) + need;
+	if (want < MAPREAD_WINDOW)
+		want = MAPREAD_WINDOW;
 	off_t left = m->size - m->win_off;
-	m->win_len = left < (off_t)MAPREAD_WINDOW ? (size_t)left : MAPREAD_WINDOW;
+	m->win_len = left < (off_t)want ? (size_t)left : want;
 	void *p = mmap(NULL, m->win_len, PROT_READ, MAP_PRIVATE, m->fd, m->win_off);
 	if (p == MAP_FAILED)
 		return -1;
@@ -40,20 +58,38 @@ static int map_window(struct mapread *m)
 	return 0;
 }
 
+/* The bytes [off, off + n) of the file (off + n <= size), mapped if they are not; NULL when
+ * mapping failed. */
+static const uint8_t *bytes_at(struct mapread *m, off_t off, size_t n)
+{
+	if (!m->win || off < m->win_off || off + (off_t)n > m->win_off + (off_t)m->win_len) {
+		if (map_window(m, off, n) != 0)
+			return NULL;
+	}
+	return m->win + (off - m->win_off);
+}
+
 static ssize_t mr_read(void *cookie, char *buf, size_t len)
 {
 	struct mapread *m = cookie;
 	size_t done = 0;
 	while (done < len && m->pos < m->size) {
-		if (!m->win || m->pos >= m->win_off + (off_t)m->win_len) {
-			if (map_window(m) != 0)
-				return done ? (ssize_t)done : -1;
+		off_t left = m->size - m->pos;
+		size_t n = len - done;
+		if ((off_t)n > left)
+			n = (size_t)left;
+		/* whatever of it the window holds, else a window starting here */
+		if (m->win && m->pos >= m->win_off && m->pos < m->win_off + (off_t)m->win_len) {
+			size_t in = (size_t)(m->win_off + (off_t)m->win_len - m->pos);
+			if (n > in)
+				n = in;
+		} else if (n > MAPREAD_WINDOW) {
+			n = MAPREAD_WINDOW;
 		}
-		size_t at = (size_t)(m->pos - m->win_off);
-		size_t n = m->win_len - at;
-		if (n > len - done)
-			n = len - done;
-		memcpy(buf + done, m->win + at, n);
+		const uint8_t *src = bytes_at(m, m->pos, n);
+		if (!src)
+			return done ? (ssize_t)done : -1;
+		memcpy(buf + done, src, n);
 		done += n;
 		m->pos += (off_t)n;
 	}
@@ -84,7 +120,7 @@ static int mr_close(void *cookie)
 	return 0;
 }
 
-FILE *mapread_open(const char *path)
+FILE *mapread_open(const char *path, mapread **out)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
@@ -108,8 +144,108 @@ FILE *mapread_open(const char *path)
 		free(m);
 		return NULL;
 	}
-	/* a small buffer: the 16-byte record headers come from it, while fread hands a request
-	 * larger than the buffer (a packet) straight to mr_read, so most bytes are copied once */
+	/* a small buffer: libpcap's 16-byte record headers come from it, while fread hands a
+	 * request larger than the buffer (a packet) straight to mr_read, so most bytes are
+	 * copied once */
 	setvbuf(f, NULL, _IOFBF, MAPREAD_STDIO_BUF);
+	m->stream = f;
+	*out = m;
 	return f;
+}
+
+static uint32_t rd32(const uint8_t *p, bool swapped)
+{
+	uint32_t v;
+	memcpy(&v, p, 4);
+	return swapped ? __builtin_bswap32(v) : v;
+}
+
+static uint16_t rd16(const uint8_t *p, bool swapped)
+{
+	uint16_t v;
+	memcpy(&v, p, 2);
+	return swapped ? __builtin_bswap16(v) : v;
+}
+
+bool mapread_direct(mapread *m, int dlt, int snapshot)
+{
+	m->direct = false;
+	if (m->size < PCAP_FILE_HDR || snapshot <= 0)
+		return false;
+	const uint8_t *h = bytes_at(m, 0, PCAP_FILE_HDR);
+	if (!h)
+		return false;
+	uint32_t magic;
+	memcpy(&magic, h, 4);
+	bool swapped = false, nsec = false;
+	switch (magic) {
+	case 0xa1b2c3d4u: break;
+	case 0xa1b23c4du: nsec = true; break;
+	case 0xd4c3b2a1u: swapped = true; break;
+	case 0x4d3cb2a1u: swapped = nsec = true; break;
+	default: return false; /* pcapng, or a variant with longer record headers */
+	}
+	/* before 2.4, caplen and len may be swapped within a record: libpcap sorts that out */
+	uint16_t major = rd16(h + 4, swapped), minor = rd16(h + 6, swapped);
+	if (major != 2 || minor < 4)
+		return false;
+	/* libpcap rewrites the host-order pseudo-headers of some link types (Linux cooked,
+	 * NFLOG, USB ...) in byte-swapped files; only types with none are taken in place */
+	if (swapped && dlt != DLT_EN10MB && dlt != DLT_RAW && dlt != DLT_IPV4 && dlt != DLT_IPV6)
+		return false;
+	if (dlt == DLT_USB_LINUX || dlt == DLT_USB_LINUX_MMAPPED)
+		return false; /* libpcap may correct their lengths */
+	m->swapped = swapped;
+	m->nsec = nsec;
+	m->snapshot = (uint32_t)snapshot;
+	m->rec = PCAP_FILE_HDR;
+	m->direct = true;
+	return true;
+}
+
+/* Hands the rest of the file to libpcap, starting at the record at m->rec. */
+static int hand_over(struct mapread *m)
+{
+	m->direct = false;
+	if (fseeko(m->stream, m->rec, SEEK_SET) != 0)
+		m->pos = m->rec; /* cannot fail for this stream; keep the position right anyway */
+	return -1;
+}
+
+int mapread_next(mapread *m, struct mapread_rec *r)
+{
+	if (!m->direct)
+		return -1;
+	if (m->rec == m->size)
+		return 0;
+	if (m->size - m->rec < PCAP_REC_HDR)
+		return hand_over(m); /* a cut header: libpcap says so */
+	const uint8_t *h = bytes_at(m, m->rec, PCAP_REC_HDR);
+	if (!h)
+		return hand_over(m);
+	uint32_t caplen = rd32(h + 8, m->swapped);
+	if (caplen > m->snapshot || (uint64_t)(m->size - m->rec - PCAP_REC_HDR) < caplen)
+		return hand_over(m); /* libpcap trims it, refuses it or reports the cut */
+	h = bytes_at(m, m->rec, PCAP_REC_HDR + (size_t)caplen);
+	if (!h)
+		return hand_over(m);
+	/* as libpcap 1.10 widens them: its on-disk time stamp fields are signed 32-bit, but a
+	 * byte swap yields them unsigned; nanoseconds are divided by 1000 */
+	int64_t sec = m->swapped ? (int64_t)rd32(h, true) : (int32_t)rd32(h, false);
+	int64_t frac = m->swapped ? (int64_t)rd32(h + 4, true) : (int32_t)rd32(h + 4, false);
+	if (m->nsec)
+		frac /= 1000;
+	r->ts_us = (uint64_t)sec * 1000000u + (uint64_t)frac;
+	r->caplen = caplen;
+	r->len = rd32(h + 12, m->swapped);
+	r->data = h + PCAP_REC_HDR;
+	m->rec += PCAP_REC_HDR + (off_t)caplen;
+	/* the next record's header and the first lines of its packet, while this one is
+	 * analysed: they are cold (each record is new memory) */
+	if (m->rec + 2 * 64 <= m->win_off + (off_t)m->win_len) {
+		const uint8_t *next = m->win + (m->rec - m->win_off);
+		__builtin_prefetch(next);
+		__builtin_prefetch(next + 64);
+	}
+	return 1;
 }

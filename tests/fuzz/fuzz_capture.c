@@ -1,8 +1,14 @@
-/* libFuzzer target: a whole capture file -> flows -> SQLite, through libpcap, the engine with
- * nDPI and the SQLite sink (an in-memory database opened once). */
-#include <pcap/pcap.h>
+/* libFuzzer target: a whole capture file -> flows -> SQLite, through iwscope's file reader
+ * (the file mapped, libpcap), the engine with nDPI and the SQLite sink (an in-memory database
+ * opened once). */
+#define _GNU_SOURCE
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "capture.h"
 
 #include "config.h"
 #include "decode.h"
@@ -36,30 +42,32 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	FILE *f = fmemopen((void *)data, size, "rb");
-	if (!f)
-		return 0;
-	char errbuf[PCAP_ERRBUF_SIZE];
-	pcap_t *pc = pcap_fopen_offline(f, errbuf); /* owns f from here */
-	if (!pc) {
-		fclose(f);
-		return 0;
-	}
-	struct engine_opts eo = { .flow_cap = 64, .force_timing = size & 1 };
-	engine *e = engine_new(&eo, &sink, 1, dpi);
-	int dlt = pcap_datalink(pc);
-	struct pcap_pkthdr *h;
-	const u_char *pkt;
-	if (decode_link_supported(dlt)) {
-		while (pcap_next_ex(pc, &h, &pkt) == 1)
-			if (engine_packet(e, dlt, pkt, h->caplen, h->len,
-			                  (uint64_t)h->ts.tv_sec * 1000000u + (uint64_t)h->ts.tv_usec) != 0)
+	int fd = memfd_create("fuzz.pcap", 0);
+	if (fd < 0 || write(fd, data, size) != (ssize_t)size)
+		abort();
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	int err_fd = dup(2), null_fd = open("/dev/null", O_WRONLY);
+	dup2(null_fd, 2); /* the one line for a file that cannot be read */
+	int filter_error = 0;
+	capture_file *cf = capture_file_open(path, NULL, &filter_error);
+	dup2(err_fd, 2);
+	close(err_fd);
+	close(null_fd);
+	if (cf) {
+		struct engine_opts eo = { .flow_cap = 64, .force_timing = size & 1 };
+		engine *e = engine_new(&eo, &sink, 1, dpi);
+		int dlt = capture_file_dlt(cf);
+		struct capture_rec r;
+		while (capture_file_next(cf, &r) == 1)
+			if (engine_packet(e, dlt, r.data, r.caplen, r.len, r.ts_us) != 0)
 				abort(); /* an in-memory database must not fail */
 		if (engine_flush(e, END_CAPTURE) != 0)
 			abort();
+		engine_free(e);
+		capture_file_close(cf);
 	}
-	engine_free(e);
-	pcap_close(pc);
+	close(fd);
 	sink.ops->tick(sink.self);
 	return 0;
 }

@@ -32,6 +32,19 @@ def records(path, limit):
     return lt, out
 
 
+def pcapng(linktype, frames):
+    """The same frames as a pcapng file: one interface, enhanced packet blocks."""
+    def block(t, body):
+        body += b"\x00" * (-len(body) % 4)
+        return struct.pack("<II", t, 12 + len(body)) + body + struct.pack("<I", 12 + len(body))
+    out = block(0x0A0D0D0A, struct.pack("<IHHq", 0x1A2B3C4D, 1, 0, -1))
+    out += block(1, struct.pack("<HHI", linktype, 0, 262144))
+    for i, frame in enumerate(frames):
+        ts = (1700000000 + i) * 1000000
+        out += block(6, struct.pack("<IIIII", 0, ts >> 32, ts & 0xFFFFFFFF, len(frame), len(frame)) + frame)
+    return out
+
+
 def seed(target, corpus):
     os.makedirs(corpus, exist_ok=True)
     caps = sorted(glob.glob(os.path.join(ROOT, "tests", "pcaps", "link", "*.pcap")) +
@@ -55,6 +68,24 @@ def seed(target, corpus):
             opts = frame[14 + ihl + 20:14 + ihl + doff]
             open(os.path.join(corpus, name), "wb").write(b"\x00" + opts)
             n += 1
+        elif target == "fuzz_pcapfile":
+            data = open(path, "rb").read()
+            head = data[:24] + b"".join(recs)
+            open(os.path.join(corpus, name), "wb").write(head)
+            # the same records as nanosecond and as big-endian files, and cut short
+            nano = bytearray(head)
+            nano[0:4] = struct.pack("<I", 0xa1b23c4d)
+            open(os.path.join(corpus, name + ".nsec"), "wb").write(bytes(nano))
+            swapped = bytearray(struct.pack(">IHHiIII", *struct.unpack("<IHHiIII", head[:24])))
+            off = 24
+            while off + 16 <= len(head):
+                f4 = struct.unpack("<IIII", head[off:off + 16])
+                swapped += struct.pack(">IIII", *f4) + head[off + 16:off + 16 + f4[2]]
+                off += 16 + f4[2]
+            open(os.path.join(corpus, name + ".be"), "wb").write(bytes(swapped))
+            open(os.path.join(corpus, name + ".cut"), "wb").write(head[:len(head) - 7])
+            open(os.path.join(corpus, name + ".pcapng"), "wb").write(pcapng(lt, [r[16:] for r in recs]))
+            n += 5
         elif target == "fuzz_capture":
             with open(path, "rb") as f:
                 head = f.read(24)
@@ -65,7 +96,7 @@ def seed(target, corpus):
 
 def main():
     seconds = int(sys.argv[1]) if len(sys.argv) > 1 else 600
-    targets = sys.argv[2:] or ["fuzz_decode", "fuzz_options", "fuzz_capture"]
+    targets = sys.argv[2:] or ["fuzz_decode", "fuzz_options", "fuzz_capture", "fuzz_pcapfile"]
     failed = 0
     for t in targets:
         corpus = os.path.join(BUILD, "fuzz-corpus", t)
