@@ -22,23 +22,43 @@ IW = os.path.join(ROOT, "build", "iwscope")
 GEN = os.path.join(ROOT, "build", "benchgen")
 
 
-def measure(cmd, runs, cleanup=None):
-    """Median wall and CPU seconds and the largest peak RSS (MiB) over runs. RSS comes from
-    /usr/bin/time, so it is the command's own, not this Python process's image before exec."""
-    res = []
-    for _ in range(runs):
-        if cleanup:
-            cleanup()
-        t0 = time.monotonic()
-        p = subprocess.run(["/usr/bin/time", "-f", "%e %U %S %M"] + cmd, stdout=subprocess.DEVNULL,
-                           stderr=subprocess.PIPE, text=True)
-        wall = time.monotonic() - t0
-        if p.returncode != 0:
-            raise RuntimeError("%s failed: %s" % (" ".join(cmd), p.stderr[-500:]))
-        _, user, sys_, rss = p.stderr.strip().splitlines()[-1].split()
-        res.append((wall, float(user) + float(sys_), int(rss) / 1024.0))
-    return (statistics.median(r[0] for r in res), statistics.median(r[1] for r in res),
-            max(r[2] for r in res))
+def run_once(cmd, warm=None, cleanup=None):
+    """Wall and CPU seconds and peak RSS (MiB) of one run. RSS comes from /usr/bin/time, so it
+    is the command's own, not this Python process's image before exec. warm is read first so
+    that every command starts with the capture in the page cache (this machine's memory
+    reclaim evicts it between runs)."""
+    if warm:
+        with open(warm, "rb") as f:
+            while f.read(1 << 22):
+                pass
+    if cleanup:
+        cleanup()
+    t0 = time.monotonic()
+    p = subprocess.run(["/usr/bin/time", "-f", "%e %U %S %M"] + cmd, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.PIPE, text=True)
+    wall = time.monotonic() - t0
+    if p.returncode != 0:
+        raise RuntimeError("%s failed: %s" % (" ".join(cmd), p.stderr[-500:]))
+    _, user, sys_, rss = p.stderr.strip().splitlines()[-1].split()
+    return wall, float(user) + float(sys_), int(rss) / 1024.0
+
+
+BUSY = ["python3", "-c", "n = 0\nfor i in range(12000000): n += i"]
+
+
+def parallelism():
+    """How much a second busy process gets done alongside a first, as a factor (2.0: two full
+    cores). Virtual machines often give less (shared hyperthreads, a busy host), and that caps
+    what a second thread can gain."""
+    t0 = time.monotonic()
+    subprocess.run(BUSY, check=True)
+    one = time.monotonic() - t0
+    t0 = time.monotonic()
+    ps = [subprocess.Popen(BUSY) for _ in range(2)]
+    for p in ps:
+        p.wait()
+    two = time.monotonic() - t0
+    return 2 * one / two
 
 
 def machine():
@@ -80,27 +100,41 @@ def main():
             if os.path.exists(db + s):
                 os.unlink(db + s)
 
-    for f in (big, hdr, long4):
-        subprocess.run(["cat", f], stdout=subprocess.DEVNULL)  # warm the page cache
-    rows = []
+    plan = []
 
-    def bench(label, capture, cmd, cleanup=None):
-        w, c, r = measure(cmd, runs, cleanup)
-        rows.append((label, capture, w, c, r, " ".join(os.path.basename(x) if x.startswith(d) else x for x in cmd)))
+    def bench(label, capture, path, cmd, cleanup=None):
+        plan.append((label, capture, path, cmd, cleanup))
+
+    bench("tcpdump -r X -w /dev/null", "big", big, ["tcpdump", "-r", big, "-w", "/dev/null"])
+    bench("iwscope (nDPI + SQLite)", "big", big, [IW, "-q", "-r", big, "-o", db], clean)
+    bench("iwscope --threads 1", "big", big, [IW, "-q", "--threads", "1", "-r", big, "-o", db], clean)
+    bench("iwscope --no-dpi", "big", big, [IW, "-q", "--no-dpi", "-r", big, "-o", db], clean)
+    bench("tcptrace -n X", "big", big, ["tcptrace", "-n", big])
+    bench("ndpiReader -i X -q", "big", big, ["ndpiReader", "-i", big, "-q"])
+    bench("tcpdump -r X -w /dev/null", "headers96", hdr, ["tcpdump", "-r", hdr, "-w", "/dev/null"])
+    bench("iwscope (nDPI + SQLite)", "headers96", hdr, [IW, "-q", "-r", hdr, "-o", db], clean)
+    bench("iwscope --threads 1", "headers96", hdr, [IW, "-q", "--threads", "1", "-r", hdr, "-o", db], clean)
+    bench("iwscope (nDPI + SQLite)", "headers96x4", long4, [IW, "-q", "-r", long4, "-o", db], clean)
+    bench("iwscope SYN flood, --flow-cap 65536", "flood1M", flood,
+          [IW, "-q", "-r", flood, "-o", db, "--flow-cap", "65536"], clean)
+    # rounds: every command once per round, so a machine that speeds up or slows down during
+    # the run (this one does, by tens of percent) shifts every command alike
+    par = [parallelism()]
+    results = [[] for _ in plan]
+    for rnd in range(runs):
+        for i, (label, capture, path, cmd, cleanup) in enumerate(plan):
+            results[i].append(run_once(cmd, path, cleanup))
+        print("round %d of %d done" % (rnd + 1, runs), flush=True)
+    par.append(parallelism())
+    rows = []
+    print("%-34s %-11s %9s %9s %12s" % ("command", "capture", "wall", "cpu", "peak RSS"))
+    for (label, capture, path, cmd, cleanup), res in zip(plan, results):
+        w = statistics.median(r[0] for r in res)
+        c = statistics.median(r[1] for r in res)
+        r = max(r[2] for r in res)
+        rows.append((label, capture, w, c, r))
         print("%-34s %-11s %7.2f s %7.2f s %8.1f MiB" % (label, capture, w, c, r), flush=True)
 
-    print("%-34s %-11s %9s %9s %12s" % ("command", "capture", "wall", "cpu", "peak RSS"))
-    bench("tcpdump -r X -w /dev/null", "big", ["tcpdump", "-r", big, "-w", "/dev/null"])
-    bench("iwscope (nDPI + SQLite)", "big", [IW, "-q", "-r", big, "-o", db], clean)
-    bench("iwscope --threads 1", "big", [IW, "-q", "--threads", "1", "-r", big, "-o", db], clean)
-    bench("iwscope --no-dpi", "big", [IW, "-q", "--no-dpi", "-r", big, "-o", db], clean)
-    bench("tcptrace -n X", "big", ["tcptrace", "-n", big])
-    bench("ndpiReader -i X -q", "big", ["ndpiReader", "-i", big, "-q"])
-    bench("tcpdump -r X -w /dev/null", "headers96", ["tcpdump", "-r", hdr, "-w", "/dev/null"])
-    bench("iwscope (nDPI + SQLite)", "headers96", [IW, "-q", "-r", hdr, "-o", db], clean)
-    bench("iwscope --threads 1", "headers96", [IW, "-q", "--threads", "1", "-r", hdr, "-o", db], clean)
-    bench("iwscope (nDPI + SQLite)", "headers96x4", [IW, "-q", "-r", long4, "-o", db], clean)
-    bench("iwscope SYN flood, --flow-cap 65536", "flood1M", [IW, "-q", "-r", flood, "-o", db, "--flow-cap", "65536"], clean)
     clean()
     out = subprocess.run([IW, "-q", "-r", big, "-o", db], check=True)
     import sqlite3
@@ -116,23 +150,30 @@ def main():
 
     def get(label, cap):
         return next(r for r in rows if r[0] == label and r[1] == cap)
-    td = get("tcpdump -r X -w /dev/null", "big")
+
+    def per_round(num, den):
+        """The median over rounds of num's wall time over den's (both run in every round)."""
+        idx = {(p[0], p[1]): i for i, p in enumerate(plan)}
+        a, b = results[idx[num]], results[idx[den]]
+        return statistics.median(x[0] / y[0] for x, y in zip(a, b))
+    BIG_IW = ("iwscope (nDPI + SQLite)", "big")
     iw = get("iwscope (nDPI + SQLite)", "big")
-    nodpi = get("iwscope --no-dpi", "big")
     one = get("iwscope --threads 1", "big")
     hd1 = get("iwscope --threads 1", "headers96")
-    tt = get("tcptrace -n X", "big")
-    nd = get("ndpiReader -i X -q", "big")
     hd = get("iwscope (nDPI + SQLite)", "headers96")
     h4 = get("iwscope (nDPI + SQLite)", "headers96x4")
     fl = get("iwscope SYN flood, --flow-cap 65536", "flood1M")
     hdr_packets = npk
+    TD = ("tcpdump -r X -w /dev/null", "big")
     ratios = [
-        ("iwscope / tcpdump raw read (wall)", "%.2f x" % (iw[2] / td[2]), "<= 1.5 x"),
-        ("iwscope --no-dpi / tcpdump raw read", "%.2f x" % (nodpi[2] / td[2]), ""),
-        ("second thread (default) vs --threads 1 (wall)", "%.2f s vs %.2f s: %.2f x faster" % (iw[2], one[2], one[2] / iw[2]), "both cores used"),
-        ("tcptrace / iwscope (wall)", "%.2f x faster" % (tt[2] / iw[2]), ">= 3 x"),
-        ("ndpiReader / iwscope (wall)", "%.2f x faster" % (nd[2] / iw[2]), ">= 10 x"),
+        ("iwscope / tcpdump raw read (wall)", "%.2f x" % per_round(BIG_IW, TD), "<= 1.5 x"),
+        ("iwscope --no-dpi / tcpdump raw read", "%.2f x" % per_round(("iwscope --no-dpi", "big"), TD), ""),
+        ("second thread (default) vs --threads 1 (wall)", "%.2f s vs %.2f s: %.2f x faster" % (
+            iw[2], one[2], per_round(("iwscope --threads 1", "big"), BIG_IW)), "both cores used"),
+        ("this machine's second core (two busy processes vs one)", "%.2f x, %.2f x (before, after)" % tuple(par),
+         "2.0 = a full core"),
+        ("tcptrace / iwscope (wall)", "%.2f x faster" % per_round(("tcptrace -n X", "big"), BIG_IW), ">= 3 x"),
+        ("ndpiReader / iwscope (wall)", "%.2f x faster" % per_round(("ndpiReader -i X -q", "big"), BIG_IW), ">= 10 x"),
         ("iwscope peak RSS", "%.1f MiB" % iw[4], "<= 64 MiB"),
         ("peak RSS, 4x longer capture (same concurrency)", "%.1f MiB vs %.1f MiB" % (h4[4], hd[4]), "flat"),
         ("headers-only packets per second", "%.2f M/s (--threads 1: %.2f M/s)" % (hdr_packets / hd[2] / 1e6, hdr_packets / hd1[2] / 1e6), ">= 5 M/s"),
@@ -153,7 +194,10 @@ def main():
                 "%.0f MB. `headers96`: the same cut to 96 bytes. `headers96x4`: 4x as many clones at the same "
                 "spacing (4x longer, same concurrency). `flood1M`: 1 M SYNs from random addresses.\n\n"
                 % (npk, nflows, os.path.getsize(big) / 1e6))
-        f.write("Median of %d runs; peak RSS is the largest.\n\n" % runs)
+        f.write("%d rounds; each round runs every command once, in the table's order, each one after "
+                "reading its capture into the page cache. Times are medians over the rounds, ratios the "
+                "median of the per-round ratios (so a machine that drifts shifts both sides alike); peak "
+                "RSS is the largest.\n\n" % runs)
         f.write("| command | capture | wall (s) | CPU (s) | peak RSS (MiB) |\n|---|---|---|---|---|\n")
         for r in rows:
             f.write("| `%s` | %s | %.2f | %.2f | %.1f |\n" % (r[0], r[1], r[2], r[3], r[4]))

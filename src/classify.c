@@ -92,9 +92,37 @@ const char *classify_iw_std(unsigned segs, unsigned smss)
 	return "custom";
 }
 
+/* Appends the decimal digits of v at buf + *n (room permitting, *n < len). */
+static void put_uint(char *buf, size_t len, size_t *n, unsigned v)
+{
+	char digits[10];
+	size_t k = 0;
+	do {
+		digits[k++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	while (k && *n + 1 < len)
+		buf[(*n)++] = digits[--k];
+	buf[*n] = '\0';
+}
+
+/* Appends s at buf + *n (room permitting, *n < len). */
+static void put_str(char *buf, size_t len, size_t *n, const char *s)
+{
+	while (*s && *n + 1 < len)
+		buf[(*n)++] = *s++;
+	buf[*n] = '\0';
+}
+
+/* Written by hand, not with snprintf: one call per flow and side, on the reading thread. */
 void classify_iw_class(char *buf, size_t len, unsigned segs, int exact)
 {
-	snprintf(buf, len, "%sIW%u", exact ? "" : ">=", segs);
+	size_t n = 0;
+	if (!len)
+		return;
+	buf[0] = '\0';
+	put_str(buf, len, &n, exact ? "IW" : ">=IW");
+	put_uint(buf, len, &n, segs);
 }
 
 /* p0f's names for option kinds; others are "?N". */
@@ -115,19 +143,27 @@ static const char *opt_name(uint8_t kind)
 void classify_olayout(char *buf, size_t len, const struct syn_info *si)
 {
 	size_t n = 0;
+	if (!len)
+		return;
 	buf[0] = '\0';
-	for (unsigned i = 0; i < si->layout_len && n + 1 < len; i++) {
-		const char *sep = i ? "," : "";
-		int w;
-		if (si->layout[i] == 0)
-			w = snprintf(buf + n, len - n, "%seol+%u", sep, si->eol_pad);
-		else if (opt_name(si->layout[i]))
-			w = snprintf(buf + n, len - n, "%s%s", sep, opt_name(si->layout[i]));
-		else
-			w = snprintf(buf + n, len - n, "%s?%u", sep, si->layout[i]);
-		if (w < 0 || (size_t)w >= len - n)
+	for (unsigned i = 0; i < si->layout_len; i++) {
+		/* an option that does not fit whole is left out, as are those after it */
+		char item[16];
+		size_t k = 0;
+		if (i)
+			put_str(item, sizeof(item), &k, ",");
+		if (si->layout[i] == 0) {
+			put_str(item, sizeof(item), &k, "eol+");
+			put_uint(item, sizeof(item), &k, si->eol_pad);
+		} else if (opt_name(si->layout[i])) {
+			put_str(item, sizeof(item), &k, opt_name(si->layout[i]));
+		} else {
+			put_str(item, sizeof(item), &k, "?");
+			put_uint(item, sizeof(item), &k, si->layout[i]);
+		}
+		if (n + k + 1 > len)
 			break;
-		n += (size_t)w;
+		put_str(buf, len, &n, item);
 	}
 }
 

@@ -185,8 +185,25 @@ static void side_flight_record(const struct flow *f, int sender, struct side_rec
 	}
 }
 
+/* Dotted quad by hand (glibc's inet_ntop formats IPv4 with sprintf; this runs twice per flow
+ * on the reading thread), IPv6 by inet_ntop. */
 static void addr_text(int ver, const struct ip_addr *a, char *buf, size_t len)
 {
+	if (ver == 4 && len >= 16) {
+		char *p = buf;
+		for (int i = 0; i < 4; i++) {
+			unsigned v = a->b[i];
+			if (i)
+				*p++ = '.';
+			if (v >= 100)
+				*p++ = (char)('0' + v / 100);
+			if (v >= 10)
+				*p++ = (char)('0' + v / 10 % 10);
+			*p++ = (char)('0' + v % 10);
+		}
+		*p = '\0';
+		return;
+	}
 	if (!inet_ntop(ver == 6 ? AF_INET6 : AF_INET, a->b, buf, (socklen_t)len))
 		buf[0] = '\0';
 }

@@ -259,9 +259,11 @@ static int bind_i64(sqlite3_stmt *st, int i, int64_t v)
 	return v == NULL64 ? sqlite3_bind_null(st, i) : sqlite3_bind_int64(st, i, v);
 }
 
+/* SQLITE_STATIC: SQLite reads the text during the step that follows, while the record is
+ * still the caller's; every row binds every column anew, so no pointer outlives its row. */
 static int bind_text(sqlite3_stmt *st, int i, const char *v)
 {
-	return v ? sqlite3_bind_text(st, i, v, -1, SQLITE_TRANSIENT) : sqlite3_bind_null(st, i);
+	return v ? sqlite3_bind_text(st, i, v, -1, SQLITE_STATIC) : sqlite3_bind_null(st, i);
 }
 
 /* Binds one side's columns in side_columns order starting at *i. */

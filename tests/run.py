@@ -711,6 +711,40 @@ def t_schema(binary, tmp):
        open(os.path.join(ROOT, "schema", "views.sql")).read(), "iwscope schema sqlite")
 
 
+@test("dpi-default-packets-decide-what-8-do")
+def t_dpi_default_packets(binary, tmp):
+    """The default --dpi-packets (6) was chosen on evidence: on every TCP flow of the test
+    captures, and of ../shared/captures when present, it decides exactly what 8 packets do
+    (protocol, server name, method). 32 packets detect at most one flow more there."""
+    caps = sorted(glob.glob(os.path.join(PCAPS, "**", "*.pcap"), recursive=True))
+    if os.path.isdir(SHARED):
+        caps += sorted(p for p in glob.glob(os.path.join(SHARED, "**", "*"), recursive=True)
+                       if os.path.isfile(p) and not p.endswith((".md", ".tsv")))
+    q = "SELECT flow_key, app_proto, server_name, dpi_method FROM flows ORDER BY flow_key"
+    flows = decided = more = 0
+    # 40 captures per run (read as one continuous capture; both sides of the comparison read
+    # the same), because nDPI's start-up is most of a run on a small capture
+    for i in range(0, len(caps), 40):
+        group = caps[i:i + 40]
+        files = [a for c in group for a in ("-r", c)]
+        got = {}
+        for n in ("", "8", "32"):
+            db = os.path.join(tmp, "d%s.db" % n)
+            for x in glob.glob(db + "*"):
+                os.unlink(x)
+            run(["-q", "--threads", "1", "-o", db] + files + (["--dpi-packets", n] if n else []),
+                binary, timeout=300)
+            got[n] = [tuple(r.values()) for r in rows(db, q)]
+        eq(got[""], got["8"], "captures %d..%d: default vs --dpi-packets 8" % (i, i + len(group) - 1))
+        flows += len(got[""])
+        decided += sum(1 for r in got[""] if r[3] == "payload")
+        more += sum(1 for r in got["32"] if r[3] == "payload") - sum(1 for r in got[""] if r[3] == "payload")
+    assert flows > 100 and decided > 20, (flows, decided)
+    assert more <= 1, "32 packets decide %d flows more than the default" % more
+    return "%d captures, %d flows, %d decided by payload, the same with 8; 32 decide %d more" % (
+        len(caps), flows, decided, more)
+
+
 @test("dpi-state-freed-once-decided", ("release", "asan"))
 def t_dpi_freed(binary, tmp):
     """50 HTTP flows open at once, each decided at its request and response: nDPI never holds

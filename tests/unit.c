@@ -72,6 +72,18 @@ static void test_options(void)
 	memcpy(si.layout, o.layout, o.layout_len);
 	classify_olayout(buf_layout, sizeof(buf_layout), &si);
 	CHECK(!strcmp(buf_layout, "mss,sok,ts,nop,ws"));
+	/* EOL with its padding, an unknown kind, and a buffer too small for the last item */
+	const uint8_t odd[] = { 2, 254, 34, 0 };
+	si.layout_len = 4;
+	memcpy(si.layout, odd, sizeof(odd));
+	si.eol_pad = 12;
+	classify_olayout(buf_layout, sizeof(buf_layout), &si);
+	CHECK(!strcmp(buf_layout, "mss,?254,tfo,eol+12"));
+	char small[16];
+	classify_olayout(small, sizeof(small), &si);
+	CHECK(!strcmp(small, "mss,?254,tfo"));
+	classify_iw_class(small, sizeof(small), 4000000000u, 0);
+	CHECK(!strcmp(small, ">=IW4000000000"));
 	/* cut by the snaplen in the middle of TS: MSS known, the rest unknown */
 	CHECK(decode_tcp_options(lin, 9, true, &o) & Q_OPT_CUT);
 	CHECK((o.present & OPT_MSS) && !(o.present & OPT_TS));
