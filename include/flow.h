@@ -56,10 +56,9 @@ struct first_flight {
 	bool r_data_before_next;    /* receiver sent new data between flight start and next data */
 };
 
-/* One endpoint of a flow and everything it sent. */
+/* One endpoint of a flow and everything it sent (its address and port are in struct flow,
+ * next to the hash chain, so a lookup reads one cache line of the flow). */
 struct side {
-	struct ip_addr addr;
-	uint16_t port;
 	bool isn_known;
 	bool fin, rst;
 	bool ts_seen;          /* last_tsval valid */
@@ -99,11 +98,14 @@ struct dpi_state {
 };
 
 struct flow {
+	/* what flow_lookup and flow_touch read, first */
 	uint32_t self;             /* own slot: index + 1 */
 	uint32_t hnext;            /* hash chain: index + 1, 0 = end */
-	uint32_t lprev, lnext;     /* expiry list links: index + 1 */
-	uint8_t list;              /* which expiry list holds it */
+	uint16_t c_port, s_port;   /* client's and server's */
 	uint8_t ip_ver;
+	uint8_t list;              /* which expiry list holds it */
+	struct ip_addr c_addr, s_addr;
+	uint32_t lprev, lnext;     /* expiry list links: index + 1 */
 	uint8_t end_reason;        /* enum end_reason */
 	bool simultaneous;
 	bool roles_guessed;        /* client/server chosen by ports: no SYN seen */
@@ -112,8 +114,8 @@ struct flow {
 	uint64_t syn_us, synack_us, ack_us;
 	struct side c, s;          /* client (sent the SYN) and server */
 	struct dpi_state dpi;      /* nDPI on this thread (no DPI stage) */
-	uint16_t dpi_sent;         /* payload packets handed to the DPI stage */
 	uint64_t key;              /* serial number within the run: the row's flow_key */
+	uint16_t dpi_sent;         /* payload packets handed to the DPI stage */
 	bool written;              /* its row was written early (verdicts final before its end) */
 };
 

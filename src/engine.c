@@ -212,10 +212,10 @@ static void record_build(const struct flow *f, struct flow_record *r)
 {
 	r->ts_us = (int64_t)f->first_us;
 	r->ip_ver = f->ip_ver;
-	addr_text(f->ip_ver, &f->c.addr, r->client_ip, sizeof(r->client_ip));
-	addr_text(f->ip_ver, &f->s.addr, r->server_ip, sizeof(r->server_ip));
-	r->client_port = f->c.port;
-	r->server_port = f->s.port;
+	addr_text(f->ip_ver, &f->c_addr, r->client_ip, sizeof(r->client_ip));
+	addr_text(f->ip_ver, &f->s_addr, r->server_ip, sizeof(r->server_ip));
+	r->client_port = f->c_port;
+	r->server_port = f->s_port;
 	r->handshake = classify_handshake_name(handshake_kind(f));
 	r->syn_us = f->syn_us ? (int64_t)f->syn_us : NULL64;
 	r->synack_us = f->synack_us ? (int64_t)f->synack_us : NULL64;
@@ -365,7 +365,7 @@ int engine_packet(engine *e, int dlt, const uint8_t *data, uint32_t caplen, uint
 		f = new_flow(e, &p);
 		if (!f)
 			return e->failed ? -1 : 0;
-		dir = memcmp(&f->c.addr, &p.src, sizeof(p.src)) == 0 && f->c.port == p.sport ? 0 : 1;
+		dir = memcmp(&f->c_addr, &p.src, sizeof(p.src)) == 0 && f->c_port == p.sport ? 0 : 1;
 	}
 	if (ts_us > f->last_us)
 		f->last_us = ts_us;

@@ -105,9 +105,12 @@ static uint32_t tuple_hash(const flow_table *t, const struct pkt *p)
 	return mix32((a + b) ^ (a ^ b) * 0x9e3779b1u ^ p->ip_ver) & t->mask;
 }
 
-static bool same_ep(const struct side *s, const struct ip_addr *a, uint16_t port)
+static bool same_addr(const struct ip_addr *x, const struct ip_addr *y)
 {
-	return s->port == port && memcmp(s->addr.b, a->b, 16) == 0;
+	uint64_t a[2], b[2];
+	memcpy(a, x->b, 16);
+	memcpy(b, y->b, 16);
+	return ((a[0] ^ b[0]) | (a[1] ^ b[1])) == 0;
 }
 
 struct flow *flow_lookup(flow_table *t, const struct pkt *p, int *dir)
@@ -116,11 +119,13 @@ struct flow *flow_lookup(flow_table *t, const struct pkt *p, int *dir)
 		struct flow *f = at(t, i);
 		if (f->ip_ver != p->ip_ver)
 			continue;
-		if (same_ep(&f->c, &p->src, p->sport) && same_ep(&f->s, &p->dst, p->dport)) {
+		if (f->c_port == p->sport && f->s_port == p->dport && same_addr(&f->c_addr, &p->src) &&
+		    same_addr(&f->s_addr, &p->dst)) {
 			*dir = 0;
 			return f;
 		}
-		if (same_ep(&f->s, &p->src, p->sport) && same_ep(&f->c, &p->dst, p->dport)) {
+		if (f->s_port == p->sport && f->c_port == p->dport && same_addr(&f->s_addr, &p->src) &&
+		    same_addr(&f->c_addr, &p->dst)) {
 			*dir = 1;
 			return f;
 		}
@@ -196,10 +201,10 @@ struct flow *flow_insert(flow_table *t, const struct pkt *p, bool src_is_client)
 	f->self = idx;
 	f->in_use = true;
 	f->ip_ver = p->ip_ver;
-	f->c.addr = src_is_client ? p->src : p->dst;
-	f->c.port = src_is_client ? p->sport : p->dport;
-	f->s.addr = src_is_client ? p->dst : p->src;
-	f->s.port = src_is_client ? p->dport : p->sport;
+	f->c_addr = src_is_client ? p->src : p->dst;
+	f->c_port = src_is_client ? p->sport : p->dport;
+	f->s_addr = src_is_client ? p->dst : p->src;
+	f->s_port = src_is_client ? p->dport : p->sport;
 	uint32_t b = tuple_hash(t, p);
 	f->hnext = t->buckets[b];
 	t->buckets[b] = idx;
@@ -215,10 +220,10 @@ void flow_remove(flow_table *t, struct flow *f)
 		return;
 	struct pkt k;
 	k.ip_ver = f->ip_ver;
-	k.src = f->c.addr;
-	k.sport = f->c.port;
-	k.dst = f->s.addr;
-	k.dport = f->s.port;
+	k.src = f->c_addr;
+	k.sport = f->c_port;
+	k.dst = f->s_addr;
+	k.dport = f->s_port;
 	uint32_t *pp = &t->buckets[tuple_hash(t, &k)];
 	while (*pp && *pp != idx)
 		pp = &at(t, *pp)->hnext;

@@ -178,14 +178,14 @@ static void test_flow_table(void)
 	struct pkt r = p;
 	r.src = p.dst; r.dst = p.src; r.sport = 80; r.dport = 1005;
 	struct flow *f = flow_lookup(t, &r, &dir);
-	CHECK(f && dir == 1 && f->c.port == 1005);
+	CHECK(f && dir == 1 && f->c_port == 1005);
 	flow_remove(t, f);
 	CHECK(flow_count(t) == 15);
 	CHECK(flow_lookup(t, &r, &dir) == NULL);
 	p.sport = 2000;
 	CHECK(flow_insert(t, &p, true) != NULL); /* the freed slot is reused */
 	struct flow *old = flow_oldest(t);
-	CHECK(old && old->c.port == 1000);
+	CHECK(old && old->c_port == 1000);
 	CHECK(flow_expired(t, 100) == NULL);
 	CHECK(flow_expired(t, 400ull * 1000000) != NULL);
 	flow_table_free(t);
