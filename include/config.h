@@ -18,7 +18,9 @@
 #define FLOW_HALFOPEN_US (30ull * 1000000ull) /* an unanswered SYN expires sooner */
 #endif
 #ifndef EXPIRE_INTERVAL_US
-#define EXPIRE_INTERVAL_US (1000000ull) /* expiry sweeps run at most this often (capture time) */
+#define EXPIRE_INTERVAL_US (100000ull) /* expiry sweeps run at most this often (capture time):
+                                         * often enough that a sweep is a handful of rows,
+                                         * not a burst that stalls the writing thread */
 #endif
 
 /* First-flight inference (INFERENCE.md) */
