@@ -240,12 +240,19 @@ int mapread_next(mapread *m, struct mapread_rec *r)
 	r->len = rd32(h + 12, m->swapped);
 	r->data = h + PCAP_REC_HDR;
 	m->rec += PCAP_REC_HDR + (off_t)caplen;
-	/* the next record's header and the first lines of its packet, while this one is
-	 * analysed: they are cold (each record is new memory) */
-	if (m->rec + 2 * 64 <= m->win_off + (off_t)m->win_len) {
-		const uint8_t *next = m->win + (m->rec - m->win_off);
-		__builtin_prefetch(next);
-		__builtin_prefetch(next + 64);
+	/* two records ahead, the header and first lines of the packet: each record is new,
+	 * cold memory, and one record ahead is too close to hide the miss. The next record's
+	 * header, which says where that one starts, was fetched the same way one call ago. */
+	off_t win_end = m->win_off + (off_t)m->win_len;
+	if (m->rec + PCAP_REC_HDR <= win_end) {
+		uint32_t next_cap = rd32(m->win + (m->rec - m->win_off) + 8, m->swapped);
+		off_t after = m->rec + PCAP_REC_HDR + (off_t)next_cap;
+		if (next_cap <= m->snapshot && after + 3 * 64 <= win_end) {
+			const uint8_t *p = m->win + (after - m->win_off);
+			__builtin_prefetch(p);
+			__builtin_prefetch(p + 64);
+			__builtin_prefetch(p + 128);
+		}
 	}
 	return 1;
 }
