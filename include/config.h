@@ -51,7 +51,7 @@
 #define STAGE_BATCH_BYTES (256u << 10) /* messages handed over at once */
 #endif
 #ifndef STAGE_BATCHES
-#define STAGE_BATCHES 16 /* batches in flight at most: the queue's memory bound (4 MiB) */
+#define STAGE_BATCHES 8 /* batches in flight at most: the queue's memory bound (2 MiB) */
 #endif
 #define STAGE_MAX_IP 65535u /* bytes of a packet passed on for nDPI */
 #ifndef STAGE_SHARE_LOCAL
