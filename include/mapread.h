@@ -9,6 +9,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "capture.h" /* struct capture_rec */
+
 typedef struct mapread mapread;
 
 /* A read-only stream over the regular file at path, mapped MAPREAD_WINDOW bytes at a time (so
@@ -17,14 +19,6 @@ typedef struct mapread mapread;
  * or cannot be mapped: the caller then uses fopen(), which reports why. */
 FILE *mapread_open(const char *path, mapread **m);
 
-/* One record read in place. data stays valid until the next mapread_next. ts_us is what
- * libpcap would give in microseconds (tv_sec * 10^6 + tv_usec, with its signed fields). */
-struct mapread_rec {
-	const uint8_t *data;
-	uint32_t caplen, len;
-	uint64_t ts_us;
-};
-
 /* Called right after libpcap opened the stream (which then stands after the file header):
  * whether the records can be read in place. True for a classic pcap file (microsecond or
  * nanosecond magic, version 2.4 or later, 16-byte record headers) whose records libpcap passes
@@ -32,9 +26,11 @@ struct mapread_rec {
  * libpcap would rewrite. dlt and snapshot are libpcap's pcap_datalink and pcap_snapshot. */
 bool mapread_direct(mapread *m, int dlt, int snapshot);
 
-/* The next record: 1 with *r filled, 0 at the end of the file, -1 when the record is one
- * libpcap must read (cut short, or captured beyond the snapshot length): the stream is then
- * positioned at that record, and every later record must come from libpcap too. */
-int mapread_next(mapread *m, struct mapread_rec *r);
+/* The next record, in place (r->data valid until the next call; ts_us as libpcap would give
+ * it, tv_sec * 10^6 + tv_usec with its signed fields): 1 with *r filled, 0 at the end of the
+ * file, -1 when the record is one libpcap must read (cut short, or captured beyond the
+ * snapshot length): the stream is then positioned at that record, and every later record
+ * must come from libpcap too. */
+int mapread_next(mapread *m, struct capture_rec *r);
 
 #endif

@@ -139,8 +139,7 @@ const char *capture_file_error(capture_file *cf) { return pcap_geterr(cf->pc); }
 int capture_file_next(capture_file *cf, struct capture_rec *r)
 {
 	while (cf->direct) {
-		struct mapread_rec mr;
-		int rc = mapread_next(cf->m, &mr);
+		int rc = mapread_next(cf->m, r);
 		if (rc == 0)
 			return 0;
 		if (rc < 0) {
@@ -148,14 +147,10 @@ int capture_file_next(capture_file *cf, struct capture_rec *r)
 			break;
 		}
 		if (cf->has_prog) {
-			struct pcap_pkthdr h = { .caplen = mr.caplen, .len = mr.len };
-			if (!pcap_offline_filter(&cf->prog, &h, mr.data))
+			struct pcap_pkthdr h = { .caplen = r->caplen, .len = r->len };
+			if (!pcap_offline_filter(&cf->prog, &h, r->data))
 				continue;
 		}
-		r->data = mr.data;
-		r->caplen = mr.caplen;
-		r->len = mr.len;
-		r->ts_us = mr.ts_us;
 		return 1;
 	}
 	struct pcap_pkthdr *h;

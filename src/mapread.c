@@ -212,7 +212,7 @@ static int hand_over(struct mapread *m)
 	return -1;
 }
 
-int mapread_next(mapread *m, struct mapread_rec *r)
+int mapread_next(mapread *m, struct capture_rec *r)
 {
 	if (!m->direct)
 		return -1;

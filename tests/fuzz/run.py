@@ -7,6 +7,7 @@ Seed corpora come from tests/pcaps: single frames (prefixed by their link type's
 fuzz_decode, SYN option bytes for fuzz_options, the first records of each capture for
 fuzz_capture. Corpora grow in build/fuzz-corpus/; a crash is saved in build/fuzz-artifacts/
 and makes the run fail (copy it to tests/pcaps/fuzz/ as a regression capture)."""
+import functools
 import glob
 import os
 import struct
@@ -32,17 +33,14 @@ def records(path, limit):
     return lt, out
 
 
-def pcapng(linktype, frames):
-    """The same frames as a pcapng file: one interface, enhanced packet blocks."""
-    def block(t, body):
-        body += b"\x00" * (-len(body) % 4)
-        return struct.pack("<II", t, 12 + len(body)) + body + struct.pack("<I", 12 + len(body))
-    out = block(0x0A0D0D0A, struct.pack("<IHHq", 0x1A2B3C4D, 1, 0, -1))
-    out += block(1, struct.pack("<HHI", linktype, 0, 262144))
-    for i, frame in enumerate(frames):
-        ts = (1700000000 + i) * 1000000
-        out += block(6, struct.pack("<IIIII", 0, ts >> 32, ts & 0xFFFFFFFF, len(frame), len(frame)) + frame)
-    return out
+@functools.lru_cache(maxsize=None)
+def suite():
+    """The test suite's module (tests/run.py, loaded once), for its capture writers."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("suite", os.path.join(ROOT, "tests", "run.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
 
 
 def seed(target, corpus):
@@ -84,7 +82,7 @@ def seed(target, corpus):
                 off += 16 + f4[2]
             open(os.path.join(corpus, name + ".be"), "wb").write(bytes(swapped))
             open(os.path.join(corpus, name + ".cut"), "wb").write(head[:len(head) - 7])
-            open(os.path.join(corpus, name + ".pcapng"), "wb").write(pcapng(lt, [r[16:] for r in recs]))
+            suite().pcapng(os.path.join(corpus, name + ".pcapng"), [lt], [(0, r[16:]) for r in recs])
             n += 5
         elif target == "fuzz_capture":
             with open(path, "rb") as f:
