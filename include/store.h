@@ -20,6 +20,11 @@ store *store_open_read(const char *path, char *err, size_t errlen);
 
 void store_close(store *s);
 
+/* Marks the coming run as a bulk load (a capture file): if the flows table is empty when it
+ * begins, the secondary indexes are dropped and built once at its end (or at store_close, or
+ * at the next store_open if it was killed). */
+void store_bulk(store *s);
+
 /* The sink that writes runs and flows into s. */
 struct sink store_sink(store *s);
 

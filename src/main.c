@@ -666,6 +666,8 @@ static int analyse(struct config *cfg)
 		pg = pgsink_open(&po, err, sizeof(err));
 	} else {
 		db = store_open(cfg->db, err, sizeof(err));
+		if (db && !streaming)
+			store_bulk(db);
 	}
 	if (!db && !pg) {
 		fprintf(stderr, "iwscope: %s\n", err);

@@ -30,6 +30,8 @@ struct store {
 	char probe[PROBE_MAX];
 	unsigned pending;        /* rows in the open transaction */
 	bool in_txn;
+	bool bulk;               /* a capture file's run: an empty flows table loads unindexed */
+	bool indexes_dropped;    /* the flows table's secondary indexes wait for the run's end */
 	struct timespec last_commit;
 };
 
@@ -94,6 +96,8 @@ static int check_identity(store *s, bool *fresh)
 	return 0;
 }
 
+static int build_indexes(store *s);
+
 static store *store_new(const char *path)
 {
 	store *s = calloc(1, sizeof(*s));
@@ -107,6 +111,63 @@ static store *fail_open(store *s, char *err, size_t errlen)
 	snprintf(err, errlen, "%s", s->err[0] ? s->err : "cannot open the database");
 	store_close(s);
 	return NULL;
+}
+
+/* The schema's secondary indexes (CREATE INDEX, not UNIQUE: upserts need those) one by one:
+ * fn(name, statement) with name and statement as lengths into the schema text. Stops at the
+ * first non-zero return. */
+static int each_secondary_index(store *s, int (*fn)(store *, const char *, int, const char *, int))
+{
+	static const char lead[] = "\nCREATE INDEX ";
+	for (const char *p = strstr(store_schema_sql, lead); p; p = strstr(p + 1, lead)) {
+		const char *stmt = p + 1, *name = stmt + sizeof(lead) - 2;
+		const char *end = strchr(stmt, ';');
+		if (!end)
+			break;
+		int rc = fn(s, name, (int)strcspn(name, " ("), stmt, (int)(end - stmt));
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+static int drop_index(store *s, const char *name, int nlen, const char *stmt, int slen)
+{
+	(void)stmt, (void)slen;
+	char sql[256];
+	snprintf(sql, sizeof(sql), "DROP INDEX IF EXISTS %.*s", nlen, name);
+	return exec(s, sql, "cannot defer an index");
+}
+
+static int create_index(store *s, const char *name, int nlen, const char *stmt, int slen)
+{
+	(void)name, (void)nlen;
+	char sql[1024];
+	const int lead = (int)strlen("CREATE INDEX ");
+	snprintf(sql, sizeof(sql), "CREATE INDEX IF NOT EXISTS %.*s", slen - lead, stmt + lead);
+	return exec(s, sql, "cannot build an index");
+}
+
+/* An index that is missing (a run that loaded unindexed was killed) is built; one that is
+ * there costs a read only. */
+static int heal_index(store *s, const char *name, int nlen, const char *stmt, int slen)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(s->db, "SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = ?",
+	                       -1, &st, NULL) != SQLITE_OK) {
+		set_err(s, "cannot read the schema");
+		return -1;
+	}
+	sqlite3_bind_text(st, 1, name, nlen, SQLITE_STATIC);
+	int rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	if (rc == SQLITE_ROW)
+		return 0;
+	if (rc != SQLITE_DONE) {
+		set_err(s, "cannot read the schema");
+		return -1;
+	}
+	return create_index(s, name, nlen, stmt, slen);
 }
 
 /* Columns written for each side, in order, after the flow columns; bound by bind_side(). */
@@ -215,6 +276,8 @@ store *store_open(const char *path, char *err, size_t errlen)
 		}
 		if (exec(s, "COMMIT", "cannot commit the schema") != 0)
 			return fail_open(s, err, errlen);
+	} else if (each_secondary_index(s, heal_index) != 0) {
+		return fail_open(s, err, errlen);
 	}
 	if (prepare_insert(s) != 0)
 		return fail_open(s, err, errlen);
@@ -249,6 +312,7 @@ void store_close(store *s)
 		return;
 	if (s->in_txn)
 		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+	build_indexes(s); /* a run that failed: its rows stay, and so does the schema */
 	sqlite3_finalize(s->ins_flow);
 	sqlite3_close(s->db);
 	free(s);
@@ -341,9 +405,28 @@ static int sink_begin(void *self, const struct run_info *run)
 		set_err(s, "cannot record the run");
 		return -1;
 	}
+	/* into an empty table, rows load faster without the secondary indexes (a random b-tree
+	 * insert each), which are then built once, sorted, at the run's end */
+	int64_t empty = 0;
+	if (s->bulk && pragma_int(s, "SELECT NOT EXISTS (SELECT 1 FROM flows)", &empty) == 0 && empty) {
+		if (each_secondary_index(s, drop_index) != 0)
+			return -1;
+		s->indexes_dropped = true;
+	}
 	clock_gettime(CLOCK_MONOTONIC, &s->last_commit);
 	return 0;
 }
+
+/* The indexes a bulk load left out, built now. 0 or -1. */
+static int build_indexes(store *s)
+{
+	if (!s->indexes_dropped)
+		return 0;
+	s->indexes_dropped = false;
+	return each_secondary_index(s, create_index);
+}
+
+void store_bulk(store *s) { s->bulk = true; }
 
 static int sink_flow(void *self, const struct flow_record *r)
 {
@@ -449,7 +532,9 @@ static int sink_end(void *self, const struct run_info *run)
 		}
 	}
 	sqlite3_finalize(st);
-	return commit(s);
+	if (commit(s) != 0)
+		return -1;
+	return build_indexes(s);
 fail:
 	set_err(s, "cannot finish the run");
 	sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);

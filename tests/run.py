@@ -336,6 +336,55 @@ def t_cut(binary, tmp):
     eq(rows(db, "SELECT status, skipped_files FROM runs")[0], {"status": "complete", "skipped_files": 1}, "run")
 
 
+def indexes(db):
+    return {r["name"]: r["sql"] for r in rows(db, "SELECT name, sql FROM sqlite_master "
+                                             "WHERE type = 'index' AND sql IS NOT NULL")}
+
+
+@test("bulk-load-builds-the-server-index-at-the-end", ("release", "asan"))
+def t_bulk_index(binary, tmp):
+    """A file run into an empty flows table loads it without the secondary index
+    (flows_server) and builds that once at the end: also when the run fails, and at the next
+    open when it was killed. A run into a table with rows keeps the index all along."""
+    want = {"flows_key": "CREATE UNIQUE INDEX flows_key ON flows(probe, run_id, flow_key, server_ip)",
+            "flows_server": "CREATE INDEX flows_server ON flows(server_ip, server_port)"}
+    db = analyse(binary, [truth_pcap()], tmp, ["--no-dpi"], "a.db")
+    eq(indexes(db), want, "after a run")
+    plan = rows(db, "EXPLAIN QUERY PLAN SELECT * FROM flows WHERE server_ip = '10.0.0.1'")
+    assert any("flows_server" in r["detail"] for r in plan), plan
+    # a run that fails (the capture is cut) still leaves the index
+    data = open(truth_pcap(), "rb").read()
+    cut = os.path.join(tmp, "cut.pcap")
+    open(cut, "wb").write(data[:len(data) * 2 // 3 + 7])
+    bad = os.path.join(tmp, "b.db")
+    rc, _, _ = run(["-q", "--no-dpi", "-r", cut, "-o", bad], binary)
+    eq(rc, 2, "exit of the cut run")
+    eq(indexes(bad), want, "after a failed run")
+    # killed while loading: the index is not there (so the load really went without it) ...
+    killed = os.path.join(tmp, "k.db")
+    p = subprocess.Popen([binary, "-q", "--no-dpi", "-r", "-", "-o", killed], stdin=subprocess.PIPE,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=ENV)
+    p.stdin.write(data[:24])
+    p.stdin.flush()
+    for _ in range(200):
+        time.sleep(0.05)
+        if os.path.exists(killed) and rows(killed, "SELECT count(*) AS n FROM runs")[0]["n"] == 1:
+            break
+    time.sleep(0.2)
+    p.kill()
+    p.wait()
+    p.stdin.close()
+    eq(rows(killed, "SELECT count(*) AS n FROM runs")[0]["n"], 1, "the killed run was recorded")
+    eq(sorted(indexes(killed)), ["flows_key"], "indexes while a bulk load runs")
+    # ... and the next run that opens the database builds it
+    analyse(binary, [truth_pcap()], tmp, ["--no-dpi"], "k.db")
+    eq(indexes(killed), want, "after the next open")
+    # into a table that has rows, the index stays: the second run of a file
+    analyse(binary, [truth_pcap()], tmp, ["--no-dpi"], "a.db")
+    eq(indexes(db), want, "after a second run")
+    eq(rows(db, "SELECT count(DISTINCT run_id) AS n FROM flows")[0]["n"], 2, "runs")
+
+
 @test("unsupported-link-type", ("release", "asan"))
 def t_unsupported(binary, tmp):
     p = os.path.join(tmp, "wifi.pcap")
