@@ -117,6 +117,7 @@ struct flow {
 	uint64_t key;              /* serial number within the run: the row's flow_key */
 	uint16_t dpi_sent;         /* payload packets handed to the DPI stage */
 	bool written;              /* its row was written early (verdicts final before its end) */
+	bool dpi_here;             /* with a stage: nDPI runs on the reading thread (engine.c) */
 };
 
 typedef struct flow_table flow_table;

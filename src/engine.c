@@ -27,19 +27,38 @@ struct engine {
 	uint64_t next_expire_us;
 	uint64_t packets, bytes, tcp_packets, flows_out, evicted;
 	uint64_t next_key;         /* flow_key of the next flow */
+	uint64_t backlog;          /* the stage's modelled backlog, cycles (config.h) */
+	uint64_t dpi_cost_sum;     /* modelled cycles of every nDPI call so far: their mean per flow
+	                            * is what a new flow is expected to cost */
 	uint64_t reasons[DECODE_NREASONS];
 	int failed;                /* a sink failed: stop writing */
 };
 
 /* The nDPI context this thread runs for f: all flows without a stage; with one, the flows
- * whose key falls in the local share (by key, so the same flows every run). NULL: the stage. */
+ * given to this thread when they began. NULL: the stage. */
 static dpi_ctx *flow_dpi(const engine *e, const struct flow *f)
 {
 	if (!e->stage)
 		return e->dpi;
-	if (e->dpi_local && f->key % STAGE_SHARE_DEN < STAGE_SHARE_LOCAL)
-		return e->dpi_local;
-	return NULL;
+	return f->dpi_here ? e->dpi_local : NULL;
+}
+
+/* The stage's backlog model: work handed to it, and work this thread does meanwhile. */
+static void stage_work(engine *e, uint64_t cycles)
+{
+	e->backlog += cycles;
+	if (e->backlog > STAGE_BACKLOG_MAX)
+		e->backlog = STAGE_BACKLOG_MAX;
+}
+
+static void own_work(engine *e, uint64_t cycles)
+{
+	e->backlog = e->backlog > cycles ? e->backlog - cycles : 0;
+}
+
+static uint64_t dpi_cost(const struct pkt *p)
+{
+	return COST_DPI + (uint64_t)COST_DPI_BYTE * p->payload_cap;
 }
 
 engine *engine_new(const struct engine_opts *o, struct sink *sinks, unsigned nsinks, dpi_ctx *dpi)
@@ -245,6 +264,7 @@ static int write_record(engine *e, struct flow *f, bool final)
 	if (d)
 		dpi_finish(d, &f->dpi, &rec);
 	if (e->stage) {
+		stage_work(e, COST_ROW);
 		if ((d ? stage_row(e->stage, &rec) : stage_record(e->stage, &rec, final)) != 0)
 			e->failed = 1;
 		return e->failed ? -1 : 0;
@@ -354,6 +374,8 @@ int engine_packet(engine *e, int dlt, const uint8_t *data, uint32_t caplen, uint
 		return 0;
 	}
 	e->tcp_packets++;
+	if (e->stage)
+		own_work(e, COST_PACKET);
 	int dir = 0;
 	struct flow *f = flow_lookup(e->flows, &p, &dir);
 	if (f && (p.flags & TH_SYN) && handshake_is_reuse(f, &p, dir)) {
@@ -366,6 +388,16 @@ int engine_packet(engine *e, int dlt, const uint8_t *data, uint32_t caplen, uint
 		if (!f)
 			return e->failed ? -1 : 0;
 		dir = memcmp(&f->c_addr, &p.src, sizeof(p.src)) == 0 && f->c_port == p.sport ? 0 : 1;
+		/* while the stage has work queued, this thread inspects the new flow itself; the
+		 * flow's expected nDPI work counts at once, where it will run */
+		if (e->stage_dpi_max) {
+			uint64_t expect = e->dpi_cost_sum / e->next_key;
+			f->dpi_here = e->dpi_local && e->backlog > STAGE_BACKLOG_BUSY;
+			if (f->dpi_here)
+				own_work(e, expect);
+			else
+				stage_work(e, expect);
+		}
 	}
 	if (ts_us > f->last_us)
 		f->last_us = ts_us;
@@ -373,10 +405,13 @@ int engine_packet(engine *e, int dlt, const uint8_t *data, uint32_t caplen, uint
 	flight_update(f, &p, dir, &e->fopts);
 	dpi_ctx *d = flow_dpi(e, f);
 	if (d) {
-		if (dpi_wants(&p))
+		if (dpi_wants(&p) && !dpi_decided(&f->dpi)) {
 			dpi_packet(d, &f->dpi, p.ip_hdr, p.ip_cap, p.ts_us);
+			e->dpi_cost_sum += dpi_cost(&p);
+		}
 	} else if (e->stage_dpi_max && f->dpi_sent < e->stage_dpi_max && dpi_wants(&p)) {
 		f->dpi_sent++;
+		e->dpi_cost_sum += dpi_cost(&p);
 		if (stage_packet(e->stage, f->key, p.ip_hdr, p.ip_cap, p.ts_us) != 0) {
 			e->failed = 1;
 			return -1;
