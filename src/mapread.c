@@ -53,7 +53,9 @@ static int map_window(struct mapread *m, off_t off, size_t need)
 	void *p = mmap(NULL, m->win_len, PROT_READ, MAP_PRIVATE, m->fd, m->win_off);
 	if (p == MAP_FAILED)
 		return -1;
-	madvise(p, m->win_len, MADV_SEQUENTIAL | MADV_WILLNEED);
+	/* readahead on faults, and nothing more: MADV_WILLNEED (which the old flags amounted to,
+	 * OR-ed as they were) walked the page cache for every page of the window once more */
+	madvise(p, m->win_len, MADV_SEQUENTIAL);
 	m->win = p;
 	return 0;
 }
