@@ -230,8 +230,20 @@ static int prepare_insert(store *s)
 	return 0;
 }
 
+/* Before SQLite's first use: no allocation statistics (nothing here reads them), so an
+ * allocation takes no global mutex: 4% of a row's instructions. */
+static void sqlite_setup(void)
+{
+	static bool done;
+	if (!done) {
+		done = true;
+		sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+	}
+}
+
 store *store_open(const char *path, char *err, size_t errlen)
 {
+	sqlite_setup();
 	store *s = store_new(path);
 	if (!s) {
 		snprintf(err, errlen, "%s: out of memory", path);
@@ -286,6 +298,7 @@ store *store_open(const char *path, char *err, size_t errlen)
 
 store *store_open_read(const char *path, char *err, size_t errlen)
 {
+	sqlite_setup();
 	store *s = store_new(path);
 	if (!s) {
 		snprintf(err, errlen, "%s: out of memory", path);
