@@ -104,6 +104,21 @@ static void test_options(void)
 	const uint8_t sack[] = { 1, 1, 5, 10, 0, 0, 0, 10, 0, 0, 0, 20 };
 	decode_tcp_options(sack, sizeof(sack), false, &o);
 	CHECK(o.nsack == 1 && o.sack_left[0] == 10 && o.sack_right[0] == 20);
+	/* NOP, NOP, TS (the one-step path) gives what the general loop gives for the same
+	 * options in another order, layout aside */
+	const uint8_t nnts[] = { 1, 1, 8, 10, 0, 0, 1, 2, 0, 0, 3, 4 };
+	const uint8_t tsnn[] = { 8, 10, 0, 0, 1, 2, 0, 0, 3, 4, 1, 1 };
+	struct tcp_opts fast, slow;
+	memset(&slow, 0xff, sizeof(slow));
+	CHECK(decode_tcp_options(nnts, sizeof(nnts), false, &fast) == 0);
+	CHECK(decode_tcp_options(tsnn, sizeof(tsnn), false, &slow) == 0);
+	CHECK(fast.present == OPT_TS && fast.tsval == 258 && fast.tsecr == 772);
+	CHECK(fast.layout_len == 3 && fast.layout[0] == 1 && fast.layout[1] == 1 && fast.layout[2] == 8);
+	slow.layout[0] = slow.layout[1] = 1, slow.layout[2] = 8;
+	CHECK(memcmp(&fast, &slow, sizeof(fast)) == 0);
+	/* cut by the snaplen right after them: still cut */
+	CHECK(decode_tcp_options(nnts, sizeof(nnts), true, &fast) == Q_OPT_CUT);
+	CHECK(fast.present == OPT_TS && fast.tsval == 258);
 }
 
 /* An Ethernet + IPv4 + TCP frame with total length tot (payload from the IP header). */
