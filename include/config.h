@@ -83,9 +83,6 @@
 #ifndef STORE_BATCH_ROWS
 #define STORE_BATCH_ROWS 4096 /* rows per transaction */
 #endif
-#ifndef STORE_PAGE_SIZE
-#define STORE_PAGE_SIZE "16384" /* bytes per page of a database iwscope creates */
-#endif
 #ifndef STORE_BUSY_MS
 #define STORE_BUSY_MS 5000 /* wait this long for another writer */
 #endif
