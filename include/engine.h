@@ -15,6 +15,8 @@ struct engine_opts {
 	uint32_t flow_cap;  /* open flows at most */
 	bool force_timing;  /* first flights by timing even with timestamps */
 	bool threaded;      /* nDPI and the sinks on a second thread (capture files) */
+	bool early_rows;    /* a flow's row as soon as its verdicts are final, updated at its end
+	                     * (live and replay: rows while flows last); not with threaded */
 };
 
 typedef struct engine engine;

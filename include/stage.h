@@ -20,10 +20,9 @@ stage *stage_start(dpi_ctx *dpi, struct sink *sinks, unsigned nsinks);
  * a sink has failed. */
 int stage_packet(stage *s, uint64_t key, const uint8_t *ip, uint32_t ip_cap, uint64_t ts_us);
 
-/* A flow's record: early (its verdicts are final, written once nDPI has decided too) or final
- * (its end; the stage adds nDPI's fields and whether an early row was written). The record is
- * copied. 0, or -1 once a sink has failed. */
-int stage_record(stage *s, const struct flow_record *rec, bool final);
+/* A flow's record at its end: the stage adds nDPI's fields and writes it. Copied. 0, or -1
+ * once a sink has failed. */
+int stage_record(stage *s, const struct flow_record *rec);
 
 /* A record whose nDPI fields are filled already (the engine ran nDPI on that flow itself):
  * written as it is. Copied. 0, or -1 once a sink has failed. */

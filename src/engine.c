@@ -67,6 +67,7 @@ engine *engine_new(const struct engine_opts *o, struct sink *sinks, unsigned nsi
 	if (!e)
 		return NULL;
 	e->opts = *o;
+	e->opts.early_rows = o->early_rows && !o->threaded; /* the stage writes at flows' ends */
 	e->fopts.force_timing = o->force_timing;
 	e->flows = flow_table_new(o->flow_cap ? o->flow_cap : FLOW_CAP_DEFAULT);
 	if (!e->flows) {
@@ -254,9 +255,9 @@ static void record_build(const struct flow *f, struct flow_record *r)
 	r->update = f->written;
 }
 
-/* Hands f's record to every sink (or to the stage, which adds nDPI's fields); final: the
- * flow has ended. 0 or -1 when a sink failed. */
-static int write_record(engine *e, struct flow *f, bool final)
+/* Hands f's record to every sink (or to the stage, which adds nDPI's fields). 0 or -1 when a
+ * sink failed. */
+static int write_record(engine *e, struct flow *f)
 {
 	struct flow_record rec;
 	record_build(f, &rec);
@@ -265,7 +266,7 @@ static int write_record(engine *e, struct flow *f, bool final)
 		dpi_finish(d, &f->dpi, &rec);
 	if (e->stage) {
 		stage_work(e, COST_ROW);
-		if ((d ? stage_row(e->stage, &rec) : stage_record(e->stage, &rec, final)) != 0)
+		if ((d ? stage_row(e->stage, &rec) : stage_record(e->stage, &rec)) != 0)
 			e->failed = 1;
 		return e->failed ? -1 : 0;
 	}
@@ -289,7 +290,7 @@ static int emit(engine *e, struct flow *f, enum end_reason why)
 {
 	if (!f->end_reason)
 		f->end_reason = (uint8_t)why;
-	int rc = write_record(e, f, true);
+	int rc = write_record(e, f);
 	dpi_state_free(&f->dpi);
 	flow_remove(e->flows, f);
 	e->flows_out++;
@@ -419,8 +420,8 @@ int engine_packet(engine *e, int dlt, const uint8_t *data, uint32_t caplen, uint
 	}
 	side_update(dir == 0 ? &f->c : &f->s, &p);
 	flow_touch(e->flows, f);
-	if (verdicts_final(e, f)) {
-		if (write_record(e, f, false) != 0)
+	if (e->opts.early_rows && verdicts_final(e, f)) {
+		if (write_record(e, f) != 0)
 			return -1;
 		f->written = true;
 	}

@@ -692,9 +692,12 @@ static int analyse(struct config *cfg)
 			nsinks++;
 	}
 	/* files: nDPI and the sinks on a second thread; live and replay stay on one, next to the
-	 * dashboard that shows the flows as they are written */
+	 * dashboard that shows the flows as they are written. Rows of flows still open (early
+	 * rows) are for those: a file is read faster than its flows lasted, and its rows all
+	 * arrive within the run anyway, each written once. */
 	struct engine_opts eo = { .flow_cap = cfg->flow_cap, .force_timing = cfg->force_timing,
-		                  .threaded = !streaming && cfg->threads > 1 };
+		                  .threaded = !streaming && cfg->threads > 1,
+		                  .early_rows = streaming };
 	char source[4096];
 	if (cfg->iface)
 		snprintf(source, sizeof(source), "%s", cfg->iface);

@@ -13,7 +13,7 @@
 #include "config.h"
 
 /* MSG_ROW: a record whose nDPI fields the engine filled itself: just written. */
-enum msg_type { MSG_PACKET = 1, MSG_EARLY, MSG_FINAL, MSG_ROW, MSG_TICK };
+enum msg_type { MSG_PACKET = 1, MSG_FINAL, MSG_ROW, MSG_TICK };
 
 struct msg {
 	uint32_t type, len; /* len: bytes after this header, padded to 8 */
@@ -26,13 +26,11 @@ struct batch {
 	uint8_t data[STAGE_BATCH_BYTES];
 };
 
-/* nDPI's view of one flow, and a record waiting for nDPI to decide. */
+/* nDPI's view of one flow. */
 struct entry {
 	struct entry *next;
 	uint64_t key;
 	struct dpi_state st;
-	struct flow_record *early; /* verdicts final, nDPI not yet: written once it decides */
-	bool early_written;
 };
 
 struct stage {
@@ -149,9 +147,9 @@ static int put_record(stage *s, uint32_t type, const struct flow_record *rec, bo
 	return 0;
 }
 
-int stage_record(stage *s, const struct flow_record *rec, bool final)
+int stage_record(stage *s, const struct flow_record *rec)
 {
-	return put_record(s, final ? MSG_FINAL : MSG_EARLY, rec, false);
+	return put_record(s, MSG_FINAL, rec, false);
 }
 
 int stage_row(stage *s, const struct flow_record *rec)
@@ -230,7 +228,6 @@ static void drop(stage *s, struct entry *gone)
 	if (s->dpi)
 		dpi_finish(s->dpi, &gone->st, NULL);
 	dpi_state_free(&gone->st);
-	free(gone->early);
 	free(gone);
 	s->nentries--;
 }
@@ -260,18 +257,6 @@ static void rebase(struct flow_record *rec, const void *from)
 	}
 }
 
-/* Writes e's waiting early record now that nDPI has decided. */
-static void write_early(stage *s, struct entry *e)
-{
-	if (s->dpi)
-		dpi_finish(s->dpi, &e->st, e->early);
-	e->early->update = 0;
-	to_sinks(s, e->early);
-	e->early_written = true;
-	free(e->early);
-	e->early = NULL;
-}
-
 static void handle(stage *s, const struct msg *m)
 {
 	const uint8_t *body = (const uint8_t *)(m + 1);
@@ -290,8 +275,6 @@ static void handle(stage *s, const struct msg *m)
 		uint32_t cap;
 		memcpy(&cap, body, sizeof(cap));
 		dpi_packet(s->dpi, &e->st, body + sizeof(cap), cap, m->ts_us);
-		if (e->early && dpi_decided(&e->st))
-			write_early(s, e);
 		return;
 	}
 	struct flow_record *rec = malloc(sizeof(*rec));
@@ -310,24 +293,11 @@ static void handle(stage *s, const struct msg *m)
 		free(rec);
 		return;
 	}
-	struct entry *e = find(s, m->key, m->type == MSG_EARLY);
-	if (m->type == MSG_EARLY) {
-		if (!e) {
-			free(rec);
-			atomic_store(&s->failed, 1);
-			return;
-		}
-		free(e->early);
-		e->early = rec;
-		if (!s->dpi || dpi_decided(&e->st))
-			write_early(s, e);
-		return;
-	}
+	struct entry *e = find(s, m->key, false);
 	/* the flow's end: nDPI's fields (a guess if it never decided), written once */
 	struct dpi_state none = { 0 };
 	if (s->dpi)
 		dpi_finish(s->dpi, e ? &e->st : &none, rec);
-	rec->update = e && e->early_written;
 	to_sinks(s, rec);
 	free(rec);
 	if (e)

@@ -979,6 +979,12 @@ def dashboard(binary, tmp, env_prefix=""):
 def keepalive_pcap(tmp):
     """A persistent connection whose first flights are both closed at about 0.1 s, which then
     idles until 3 s and ends with FIN: written early, updated at its end."""
+    p = os.path.join(tmp, "keepalive.pcap")
+    craft.write_pcap(p, keepalive_conn().out)
+    return p
+
+
+def keepalive_conn():
     c = craft.Conn(cport=41100, sport=8080)
     c.c(0, "S", 0, 0, opts=craft.tcp_options(mss=1460))
     c.s(0.001, "SA", 0, 1, opts=craft.tcp_options(mss=1460))
@@ -993,9 +999,31 @@ def keepalive_pcap(tmp):
     c.c(2.900, "PA", 21, 3501, payload=b"c" * 10)      # much later: more traffic, then FIN
     c.s(0.020, "FA", 3501, 31)
     c.c(0.020, "FA", 31, 3502)
-    p = os.path.join(tmp, "keepalive.pcap")
-    craft.write_pcap(p, c.out)
-    return p
+    return c
+
+
+@test("file-rows-written-once-at-flow-end", ("release", "asan"))
+def t_file_rows_at_end(binary, tmp):
+    """Read at full speed, a capture file writes each flow once, when it ends: the long
+    keepalive flow (verdicts final at 0.1 s, FIN at 3 s) comes after a short flow that ends at
+    0.6 s. With --replay the keepalive's row is written early, so it comes first."""
+    short = craft.Conn(cport=41200, sport=8080, t0=1700000000.5)
+    short.c(0, "S", 0, 0, opts=craft.tcp_options(mss=1460))
+    short.s(0.001, "SA", 0, 1, opts=craft.tcp_options(mss=1460))
+    short.c(0.020, "A", 1, 1)
+    short.c(0.001, "PA", 1, 1, payload=b"x" * 10)
+    short.s(0.020, "FPA", 1, 11, payload=b"y" * 100)
+    short.c(0.020, "FA", 11, 102)
+    short.s(0.020, "A", 102, 12)
+    both = os.path.join(tmp, "both.pcap")
+    craft.write_pcap(both, sorted(keepalive_conn().out + short.out, key=lambda p: p[0]))
+    q = "SELECT client_port, end_reason FROM flows ORDER BY rowid"
+    want = [{"client_port": 41200, "end_reason": "fin"}, {"client_port": 41100, "end_reason": "fin"}]
+    for t in ("1", "2"):
+        db = analyse(binary, [both], tmp, ["--no-dpi", "--threads", t], "f%s.db" % t)
+        eq(rows(db, q), want, "file, --threads " + t)
+    db = analyse(binary, [both], tmp, ["--no-dpi", "--replay=10", "--no-ui"], "r.db")
+    eq(rows(db, q), want[::-1], "replay: the keepalive's early row first")
 
 
 @test("long-flow-written-when-verdicts-are-final", ("release", "asan"))

@@ -55,7 +55,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	close(err_fd);
 	close(null_fd);
 	if (cf) {
-		struct engine_opts eo = { .flow_cap = 64, .force_timing = size & 1 };
+		struct engine_opts eo = { .flow_cap = 64, .force_timing = size & 1,
+		                          .early_rows = (size & 2) != 0 };
 		engine *e = engine_new(&eo, &sink, 1, dpi);
 		int dlt = capture_file_dlt(cf);
 		struct capture_rec r;
