@@ -222,15 +222,21 @@ int mapread_next(mapread *m, struct capture_rec *r)
 		return 0;
 	if (m->size - m->rec < PCAP_REC_HDR)
 		return hand_over(m); /* a cut header: libpcap says so */
-	const uint8_t *h = bytes_at(m, m->rec, PCAP_REC_HDR);
+	/* mostly the whole record is in the window already: no call to look it up */
+	off_t win_end = m->win_off + (off_t)m->win_len;
+	bool in_win = m->win && m->rec >= m->win_off && m->rec + PCAP_REC_HDR <= win_end;
+	const uint8_t *h = in_win ? m->win + (m->rec - m->win_off) : bytes_at(m, m->rec, PCAP_REC_HDR);
 	if (!h)
 		return hand_over(m);
 	uint32_t caplen = rd32(h + 8, m->swapped);
 	if (caplen > m->snapshot || (uint64_t)(m->size - m->rec - PCAP_REC_HDR) < caplen)
 		return hand_over(m); /* libpcap trims it, refuses it or reports the cut */
-	h = bytes_at(m, m->rec, PCAP_REC_HDR + (size_t)caplen);
-	if (!h)
-		return hand_over(m);
+	if (!in_win || m->rec + PCAP_REC_HDR + (off_t)caplen > win_end) {
+		h = bytes_at(m, m->rec, PCAP_REC_HDR + (size_t)caplen);
+		if (!h)
+			return hand_over(m);
+		win_end = m->win_off + (off_t)m->win_len;
+	}
 	/* as libpcap 1.10 widens them: its on-disk time stamp fields are signed 32-bit, but a
 	 * byte swap yields them unsigned; nanoseconds are divided by 1000 */
 	int64_t sec = m->swapped ? (int64_t)rd32(h, true) : (int32_t)rd32(h, false);
@@ -245,7 +251,6 @@ int mapread_next(mapread *m, struct capture_rec *r)
 	/* two records ahead, the header and first lines of the packet: each record is new,
 	 * cold memory, and one record ahead is too close to hide the miss. The next record's
 	 * header, which says where that one starts, was fetched the same way one call ago. */
-	off_t win_end = m->win_off + (off_t)m->win_len;
 	if (m->rec + PCAP_REC_HDR <= win_end) {
 		uint32_t next_cap = rd32(m->win + (m->rec - m->win_off) + 8, m->swapped);
 		off_t after = m->rec + PCAP_REC_HDR + (off_t)next_cap;
