@@ -21,7 +21,10 @@ struct engine {
 	unsigned nsinks;
 	dpi_ctx *dpi;              /* nDPI on this thread, or NULL */
 	stage *stage;              /* or nDPI and the sinks on the stage's thread */
-	dpi_ctx *dpi_local;        /* with a stage: nDPI of its own for a share of the flows */
+	dpi_ctx *dpi_local;        /* with a stage: nDPI of its own for a share of the flows, opened
+	                            * for the first of them (a small capture never needs it) */
+	bool dpi_local_failed;     /* ... and it could not be: the stage does all */
+	uint64_t dpi_local_peak;   /* its peak of flow states, kept when it is closed */
 	unsigned stage_dpi_max;    /* payload packets per flow the stage's nDPI may see; 0: no nDPI */
 	uint64_t now_us;           /* latest capture time seen (time never runs backwards here) */
 	uint64_t next_expire_us;
@@ -41,6 +44,14 @@ static dpi_ctx *flow_dpi(const engine *e, const struct flow *f)
 	if (!e->stage)
 		return e->dpi;
 	return f->dpi_here ? e->dpi_local : NULL;
+}
+
+/* This thread's nDPI context, opened when it first takes a flow; NULL if it cannot be. */
+static bool local_dpi(engine *e)
+{
+	if (!e->dpi_local && !e->dpi_local_failed && !(e->dpi_local = dpi_open(e->stage_dpi_max)))
+		e->dpi_local_failed = true;
+	return e->dpi_local != NULL;
 }
 
 /* The stage's backlog model: work handed to it, and work this thread does meanwhile. */
@@ -84,20 +95,28 @@ engine *engine_new(const struct engine_opts *o, struct sink *sinks, unsigned nsi
 			return NULL;
 		}
 		e->stage_dpi_max = dpi ? dpi_max_packets(dpi) : 0;
-		/* the stage thread has the heavier load (nDPI and the writes): this one inspects a
-		 * share of the flows itself to even it out; without its context, the stage does all */
-		if (dpi)
-			e->dpi_local = dpi_open(e->stage_dpi_max);
 	} else {
 		e->dpi = dpi;
 	}
 	return e;
 }
 
+/* This thread's nDPI, once no flow of it is left: closed while the stage still drains. */
+static void close_local(engine *e)
+{
+	if (!e->dpi_local || flow_count(e->flows))
+		return;
+	uint64_t live, inspected;
+	dpi_stats(e->dpi_local, &live, &e->dpi_local_peak, &inspected);
+	dpi_close(e->dpi_local);
+	e->dpi_local = NULL;
+}
+
 int engine_finish(engine *e)
 {
 	if (!e->stage)
 		return e->failed ? -1 : 0;
+	close_local(e);
 	int rc = stage_stop(e->stage);
 	e->stage = NULL;
 	if (rc != 0)
@@ -393,7 +412,7 @@ int engine_packet(engine *e, int dlt, const uint8_t *data, uint32_t caplen, uint
 		 * flow's expected nDPI work counts at once, where it will run */
 		if (e->stage_dpi_max) {
 			uint64_t expect = e->dpi_cost_sum / e->next_key;
-			f->dpi_here = e->dpi_local && e->backlog > STAGE_BACKLOG_BUSY;
+			f->dpi_here = e->backlog > STAGE_BACKLOG_BUSY && local_dpi(e);
 			if (f->dpi_here)
 				own_work(e, expect);
 			else
@@ -474,7 +493,7 @@ uint64_t engine_packets(const engine *e) { return e->packets; }
 
 uint64_t engine_dpi_peak(const engine *e)
 {
-	uint64_t live = 0, peak = 0, inspected = 0;
+	uint64_t live = 0, peak = e->dpi_local_peak, inspected = 0;
 	if (e->dpi_local)
 		dpi_stats(e->dpi_local, &live, &peak, &inspected);
 	return peak;
