@@ -1768,6 +1768,40 @@ def t_threads_same(binary, tmp):
     return "%d flows alike" % n
 
 
+@test("threads-default-follows-usable-cpus")
+def t_threads_default(binary, tmp):
+    """--threads defaults to 2, or to 1 when the process may run on one CPU only (a second
+    thread there only slows it down); an explicit --threads is kept. Counted in /proc while
+    iwscope waits on a capture piped to its standard input."""
+    if not shutil.which("taskset"):
+        raise Skip("no taskset")
+    header = open(truth_pcap(), "rb").read()[:24]
+
+    def threads(prefix, extra):
+        db = os.path.join(tmp, "t%d.db" % len(os.listdir(tmp)))
+        p = subprocess.Popen(prefix + [binary, "-q", "-r", "-", "-o", db] + extra,
+                             stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=ENV)
+        try:
+            p.stdin.write(header)
+            p.stdin.flush()
+            # the run is recorded, then the threads start, then the first packet is awaited
+            wait_for(lambda: os.path.exists(db) and count_rows(db, "SELECT count(*) FROM runs"), 10,
+                     "the run to begin")
+            time.sleep(0.3)
+            return len(os.listdir("/proc/%d/task" % p.pid))
+        finally:
+            p.stdin.close()
+            p.wait(timeout=30)
+            eq(p.returncode, 0, "exit")
+
+    one_cpu = ["taskset", "-c", str(min(os.sched_getaffinity(0)))]
+    eq(threads(one_cpu, []), 1, "threads on one CPU, by default")
+    eq(threads(one_cpu, ["--threads", "2"]), 2, "threads on one CPU with --threads 2")
+    want = 2 if len(os.sched_getaffinity(0)) >= 2 else 1
+    eq(threads([], []), want, "threads by default on %d CPUs" % len(os.sched_getaffinity(0)))
+    eq(threads([], ["--threads", "1"]), 1, "threads with --threads 1")
+
+
 @test("threads-race-free-under-tsan")
 def t_tsan(binary, tmp):
     """ThreadSanitizer on the threaded path over 1000 cloned flows (tools/benchgen): no data
