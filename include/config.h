@@ -51,7 +51,7 @@
 #define STAGE_BATCH_BYTES (256u << 10) /* messages handed over at once */
 #endif
 #ifndef STAGE_BATCHES
-#define STAGE_BATCHES 8 /* batches in flight at most: the queue's memory bound (2 MiB) */
+#define STAGE_BATCHES 16 /* batches in flight at most: the queue's memory bound (4 MiB) */
 #endif
 #define STAGE_MAX_IP 65535u /* bytes of a packet passed on for nDPI */
 /* Which thread runs nDPI for a new flow follows a model of the stage's backlog, in CPU cycles
@@ -76,7 +76,7 @@
 #define STAGE_BACKLOG_BUSY (4u << 20) /* above this the reading thread keeps new flows' nDPI */
 #endif
 #ifndef STAGE_BACKLOG_MAX
-#define STAGE_BACKLOG_MAX (16u << 20) /* about the queue's worth: the reading thread would wait */
+#define STAGE_BACKLOG_MAX (16u << 20) /* the modelled backlog at most: about half a full queue */
 #endif
 
 /* Storage */
