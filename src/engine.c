@@ -427,7 +427,8 @@ int engine_packet(engine *e, int dlt, const uint8_t *data, uint32_t caplen, uint
 	if (d) {
 		if (dpi_wants(&p) && !dpi_decided(&f->dpi)) {
 			dpi_packet(d, &f->dpi, p.ip_hdr, p.ip_cap, p.ts_us);
-			e->dpi_cost_sum += dpi_cost(&p);
+			if (e->stage)
+				e->dpi_cost_sum += dpi_cost(&p);
 		}
 	} else if (e->stage_dpi_max && f->dpi_sent < e->stage_dpi_max && dpi_wants(&p)) {
 		f->dpi_sent++;
