@@ -366,10 +366,8 @@ def t_bulk_index(binary, tmp):
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=ENV)
     p.stdin.write(data[:24])
     p.stdin.flush()
-    for _ in range(200):
-        time.sleep(0.05)
-        if os.path.exists(killed) and rows(killed, "SELECT count(*) AS n FROM runs")[0]["n"] == 1:
-            break
+    wait_for(lambda: os.path.exists(killed) and count_rows(killed, "SELECT count(*) FROM runs"), 10,
+             "the run to begin")
     time.sleep(0.2)
     p.kill()
     p.wait()
