@@ -322,11 +322,31 @@ def t_garbage(binary, tmp):
     assert "garbage.pcap" in err, err
 
 
-@test("cut-mid-record-keeps-rows", ("release", "asan"))
-def t_cut(binary, tmp):
+def cut_pcap(tmp):
+    """The truth capture cut in the middle of a record, two thirds in."""
     data = open(truth_pcap(), "rb").read()
     cut = os.path.join(tmp, "cut.pcap")
     open(cut, "wb").write(data[:len(data) * 2 // 3 + 7])
+    return cut
+
+
+def started_on_stdin(binary, db, extra=(), prefix=()):
+    """iwscope reading a capture from a pipe that has sent only the file header: returned
+    once its run is recorded and its threads have started, waiting for the first packet."""
+    p = subprocess.Popen(list(prefix) + [binary, "-q", "-r", "-", "-o", db] + list(extra),
+                         stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                         env=ENV)
+    p.stdin.write(open(truth_pcap(), "rb").read()[:24])
+    p.stdin.flush()
+    wait_for(lambda: os.path.exists(db) and count_rows(db, "SELECT count(*) FROM runs"), 10,
+             "the run to begin")
+    time.sleep(0.3)
+    return p
+
+
+@test("cut-mid-record-keeps-rows", ("release", "asan"))
+def t_cut(binary, tmp):
+    cut = cut_pcap(tmp)
     db = os.path.join(tmp, "c.db")
     rc, _, err = run(["-q", "--no-dpi", "-r", cut, "-o", db], binary)
     eq(rc, 2, "exit")
@@ -353,22 +373,13 @@ def t_bulk_index(binary, tmp):
     plan = rows(db, "EXPLAIN QUERY PLAN SELECT * FROM flows WHERE server_ip = '10.0.0.1'")
     assert any("flows_server" in r["detail"] for r in plan), plan
     # a run that fails (the capture is cut) still leaves the index
-    data = open(truth_pcap(), "rb").read()
-    cut = os.path.join(tmp, "cut.pcap")
-    open(cut, "wb").write(data[:len(data) * 2 // 3 + 7])
     bad = os.path.join(tmp, "b.db")
-    rc, _, _ = run(["-q", "--no-dpi", "-r", cut, "-o", bad], binary)
+    rc, _, _ = run(["-q", "--no-dpi", "-r", cut_pcap(tmp), "-o", bad], binary)
     eq(rc, 2, "exit of the cut run")
     eq(indexes(bad), want, "after a failed run")
     # killed while loading: the index is not there (so the load really went without it) ...
     killed = os.path.join(tmp, "k.db")
-    p = subprocess.Popen([binary, "-q", "--no-dpi", "-r", "-", "-o", killed], stdin=subprocess.PIPE,
-                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=ENV)
-    p.stdin.write(data[:24])
-    p.stdin.flush()
-    wait_for(lambda: os.path.exists(killed) and count_rows(killed, "SELECT count(*) FROM runs"), 10,
-             "the run to begin")
-    time.sleep(0.2)
+    p = started_on_stdin(binary, killed, ["--no-dpi"])
     p.kill()
     p.wait()
     p.stdin.close()
@@ -1773,19 +1784,9 @@ def t_threads_default(binary, tmp):
     iwscope waits on a capture piped to its standard input."""
     if not shutil.which("taskset"):
         raise Skip("no taskset")
-    header = open(truth_pcap(), "rb").read()[:24]
-
     def threads(prefix, extra):
-        db = os.path.join(tmp, "t%d.db" % len(os.listdir(tmp)))
-        p = subprocess.Popen(prefix + [binary, "-q", "-r", "-", "-o", db] + extra,
-                             stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=ENV)
+        p = started_on_stdin(binary, os.path.join(tmp, "t%d.db" % len(os.listdir(tmp))), extra, prefix)
         try:
-            p.stdin.write(header)
-            p.stdin.flush()
-            # the run is recorded, then the threads start, then the first packet is awaited
-            wait_for(lambda: os.path.exists(db) and count_rows(db, "SELECT count(*) FROM runs"), 10,
-                     "the run to begin")
-            time.sleep(0.3)
             return len(os.listdir("/proc/%d/task" % p.pid))
         finally:
             p.stdin.close()
