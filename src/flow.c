@@ -13,6 +13,7 @@
 
 #define CHUNK_SHIFT 12
 #define CHUNK_FLOWS (1u << CHUNK_SHIFT)
+#define BUCKETS_MIN 4096u /* the bucket array starts here and doubles with the open flows */
 
 enum { L_CLOSED = 0, L_HALFOPEN, L_ACTIVE, L_COUNT };
 
@@ -27,7 +28,8 @@ struct flow_table {
 	uint32_t nchunks;       /* allocated so far */
 	uint32_t cap, count;
 	uint32_t *buckets;      /* index + 1 of the first flow in the chain */
-	uint32_t mask;
+	uint32_t mask;          /* buckets - 1: at least the open flows, so chains stay short */
+	uint32_t mask_max;      /* the bucket count the cap needs, minus one */
 	uint32_t free_head;     /* index + 1, chained through hnext */
 	uint32_t seed;          /* per-table hash seed: crafted tuples cannot aim at one chain */
 	uint64_t seed64;
@@ -63,6 +65,9 @@ flow_table *flow_table_new(uint32_t cap)
 	while (nb < cap)
 		nb <<= 1;
 	t->cap = cap;
+	t->mask_max = nb - 1;
+	if (nb > BUCKETS_MIN) /* a small array stays in cache while the flows are few */
+		nb = BUCKETS_MIN;
 	t->mask = nb - 1;
 	t->buckets = calloc(nb, sizeof(*t->buckets));
 	t->chunks = calloc((cap + CHUNK_FLOWS - 1) / CHUNK_FLOWS, sizeof(*t->chunks));
@@ -98,24 +103,59 @@ static uint32_t endpoint_hash(uint32_t seed, const struct ip_addr *a, uint16_t p
 	return h;
 }
 
-/* Symmetric in the two endpoints, so both directions land in one bucket. An IPv4 endpoint
- * (address and port) fits in one word: the smaller word and the larger one go through one
- * seeded multiply-xorshift, a third of the work of mixing each endpoint. */
-static uint32_t tuple_hash(const flow_table *t, const struct pkt *p)
+/* Symmetric in the two endpoints, so both directions land in one bucket; the full hash, which
+ * the mask reduces to a bucket. An IPv4 endpoint (address and port) fits in one word: the
+ * smaller word and the larger one go through one seeded multiply-xorshift, a third of the work
+ * of mixing each endpoint. */
+static uint32_t key_hash(const flow_table *t, uint8_t ip_ver, const struct ip_addr *x, uint16_t xp,
+                         const struct ip_addr *y, uint16_t yp)
 {
-	if (p->ip_ver == 4) {
-		uint32_t sa, da;
-		memcpy(&sa, p->src.b, 4);
-		memcpy(&da, p->dst.b, 4);
-		uint64_t a = (uint64_t)sa << 16 | p->sport, b = (uint64_t)da << 16 | p->dport;
+	if (ip_ver == 4) {
+		uint32_t xa, ya;
+		memcpy(&xa, x->b, 4);
+		memcpy(&ya, y->b, 4);
+		uint64_t a = (uint64_t)xa << 16 | xp, b = (uint64_t)ya << 16 | yp;
 		uint64_t lo = a < b ? a : b, hi = a ^ b ^ lo;
 		uint64_t h = (lo ^ t->seed64) * 0x9e3779b97f4a7c15ull;
 		h = (h ^ (h >> 29) ^ hi) * 0xbf58476d1ce4e5b9ull;
-		return (uint32_t)(h >> 32) & t->mask;
+		return (uint32_t)(h >> 32);
 	}
-	uint32_t a = endpoint_hash(t->seed, &p->src, p->sport);
-	uint32_t b = endpoint_hash(t->seed, &p->dst, p->dport);
-	return mix32((a + b) ^ (a ^ b) * 0x9e3779b1u ^ p->ip_ver) & t->mask;
+	uint32_t a = endpoint_hash(t->seed, x, xp);
+	uint32_t b = endpoint_hash(t->seed, y, yp);
+	return mix32((a + b) ^ (a ^ b) * 0x9e3779b1u ^ ip_ver);
+}
+
+static uint32_t tuple_hash(const flow_table *t, const struct pkt *p)
+{
+	return key_hash(t, p->ip_ver, &p->src, p->sport, &p->dst, p->dport) & t->mask;
+}
+
+static uint32_t flow_hash(const flow_table *t, const struct flow *f)
+{
+	return key_hash(t, f->ip_ver, &f->c_addr, f->c_port, &f->s_addr, f->s_port);
+}
+
+/* Doubles the bucket array and rechains every open flow: amortised O(1) per insert. Without
+ * memory for it the table keeps its array, and its chains grow longer. */
+static void grow_buckets(flow_table *t)
+{
+	uint32_t nb = (t->mask + 1) * 2;
+	uint32_t *nbk = calloc(nb, sizeof(*nbk));
+	if (!nbk)
+		return;
+	for (uint32_t b = 0; b <= t->mask; b++) {
+		uint32_t i = t->buckets[b];
+		while (i) {
+			struct flow *f = at(t, i);
+			uint32_t next = f->hnext, h = flow_hash(t, f) & (nb - 1);
+			f->hnext = nbk[h];
+			nbk[h] = i;
+			i = next;
+		}
+	}
+	free(t->buckets);
+	t->buckets = nbk;
+	t->mask = nb - 1;
 }
 
 static bool same_addr(const struct ip_addr *x, const struct ip_addr *y)
@@ -218,6 +258,8 @@ struct flow *flow_insert(flow_table *t, const struct pkt *p, bool src_is_client)
 	f->c_port = src_is_client ? p->sport : p->dport;
 	f->s_addr = src_is_client ? p->dst : p->src;
 	f->s_port = src_is_client ? p->dport : p->sport;
+	if (t->count >= t->mask && t->mask < t->mask_max)
+		grow_buckets(t);
 	uint32_t b = tuple_hash(t, p);
 	f->hnext = t->buckets[b];
 	t->buckets[b] = idx;
@@ -231,13 +273,7 @@ void flow_remove(flow_table *t, struct flow *f)
 	uint32_t idx = f->self;
 	if (!idx || !f->in_use)
 		return;
-	struct pkt k;
-	k.ip_ver = f->ip_ver;
-	k.src = f->c_addr;
-	k.sport = f->c_port;
-	k.dst = f->s_addr;
-	k.dport = f->s_port;
-	uint32_t *pp = &t->buckets[tuple_hash(t, &k)];
+	uint32_t *pp = &t->buckets[flow_hash(t, f) & t->mask];
 	while (*pp && *pp != idx)
 		pp = &at(t, *pp)->hnext;
 	if (*pp)
@@ -285,4 +321,4 @@ struct flow *flow_oldest(flow_table *t)
 uint32_t flow_count(const flow_table *t) { return t->count; }
 uint32_t flow_cap(const flow_table *t) { return t->cap; }
 
-size_t flow_slot_bytes(void) { return sizeof(struct flow) + sizeof(uint32_t); }
+size_t flow_slot_bytes(void) { return sizeof(struct flow) + 2 * sizeof(uint32_t); } /* + buckets */
