@@ -75,6 +75,11 @@
 #ifndef STAGE_BACKLOG_BUSY
 #define STAGE_BACKLOG_BUSY (4u << 20) /* above this the reading thread keeps new flows' nDPI */
 #endif
+#ifndef STAGE_LOCAL_AFTER
+#define STAGE_LOCAL_AFTER 65536u /* packets before the reading thread keeps any flow's nDPI: its
+                                  * context starts (15 ms) once the stage's has, which starts on
+                                  * the stage's thread meanwhile; a small capture never needs it */
+#endif
 #ifndef STAGE_BACKLOG_MAX
 #define STAGE_BACKLOG_MAX (16u << 20) /* the modelled backlog at most: about half a full queue */
 #endif

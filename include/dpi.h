@@ -14,10 +14,18 @@ enum dpi_method { DPI_NONE = 0, DPI_PAYLOAD, DPI_GUESS, DPI_UNDETECTED };
 
 typedef struct dpi_ctx dpi_ctx;
 
-/* Opens nDPI with every protocol enabled; NULL with a message on failure. max_pkts is how many
- * packets of a flow nDPI sees at most before the flow is guessed from ports. */
+/* Opens nDPI with every protocol enabled; NULL on failure. max_pkts is how many packets of a
+ * flow nDPI sees at most before the flow is guessed from ports. */
 dpi_ctx *dpi_open(unsigned max_pkts);
 void dpi_close(dpi_ctx *d);
+
+/* dpi_open in two steps, so that nDPI's start-up (15 ms) can run on the thread that will use
+ * the context while another gets on with its work: dpi_new allocates (NULL when out of
+ * memory), dpi_start initialises nDPI (false on failure; then the context may only be
+ * closed). dpi_ready says whether it started. */
+dpi_ctx *dpi_new(unsigned max_pkts);
+bool dpi_start(dpi_ctx *d);
+bool dpi_ready(const dpi_ctx *d);
 
 /* Whether p is one nDPI would inspect: a payload packet with its IP header captured. */
 bool dpi_wants(const struct pkt *p);

@@ -13,8 +13,14 @@
 typedef struct stage stage;
 
 /* Starts the thread; dpi (may be NULL) and the sinks (already begun) belong to it until
- * stage_stop. NULL on failure. */
+ * stage_stop. A dpi not started yet (dpi_new) is started there, first: nDPI's start-up
+ * overlaps the reading of the first packets. If it cannot start, the stage fails (-1 from
+ * every call; dpi_ready tells why). NULL on failure. */
 stage *stage_start(dpi_ctx *dpi, struct sink *sinks, unsigned nsinks);
+
+/* Waits until the stage's nDPI has started (or failed to), so that no two nDPI start-ups run
+ * at once: nDPI does not promise that they may. */
+void stage_dpi_wait(stage *s);
 
 /* One payload packet of flow key for nDPI (its IP header at ip, ip_cap bytes). 0, or -1 once
  * a sink has failed. */

@@ -27,21 +27,37 @@ size_t dpi_flow_bytes(void)
 	return ndpi_detection_get_sizeof_ndpi_flow_struct() + sizeof(struct dpi_flow);
 }
 
-dpi_ctx *dpi_open(unsigned max_pkts)
+dpi_ctx *dpi_new(unsigned max_pkts)
 {
 	dpi_ctx *d = calloc(1, sizeof(*d));
-	if (!d)
-		return NULL;
-	d->max_pkts = max_pkts;
+	if (d)
+		d->max_pkts = max_pkts;
+	return d;
+}
+
+bool dpi_start(dpi_ctx *d)
+{
+	if (d->ndpi)
+		return true;
 	d->ndpi = ndpi_init_detection_module(ndpi_no_prefs);
-	if (!d->ndpi) {
-		free(d);
-		return NULL;
-	}
+	if (!d->ndpi)
+		return false;
 	NDPI_PROTOCOL_BITMASK all;
 	NDPI_BITMASK_SET_ALL(all);
 	ndpi_set_protocol_detection_bitmask2(d->ndpi, &all);
 	ndpi_finalize_initialization(d->ndpi);
+	return true;
+}
+
+bool dpi_ready(const dpi_ctx *d) { return d && d->ndpi; }
+
+dpi_ctx *dpi_open(unsigned max_pkts)
+{
+	dpi_ctx *d = dpi_new(max_pkts);
+	if (d && !dpi_start(d)) {
+		free(d);
+		return NULL;
+	}
 	return d;
 }
 
@@ -49,7 +65,8 @@ void dpi_close(dpi_ctx *d)
 {
 	if (!d)
 		return;
-	ndpi_exit_detection_module(d->ndpi);
+	if (d->ndpi)
+		ndpi_exit_detection_module(d->ndpi);
 	free(d);
 }
 

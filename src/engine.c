@@ -49,8 +49,11 @@ static dpi_ctx *flow_dpi(const engine *e, const struct flow *f)
 /* This thread's nDPI context, opened when it first takes a flow; NULL if it cannot be. */
 static bool local_dpi(engine *e)
 {
-	if (!e->dpi_local && !e->dpi_local_failed && !(e->dpi_local = dpi_open(e->stage_dpi_max)))
-		e->dpi_local_failed = true;
+	if (!e->dpi_local && !e->dpi_local_failed) {
+		stage_dpi_wait(e->stage); /* one nDPI start-up at a time */
+		if (!(e->dpi_local = dpi_open(e->stage_dpi_max)))
+			e->dpi_local_failed = true;
+	}
 	return e->dpi_local != NULL;
 }
 
@@ -412,7 +415,8 @@ int engine_packet(engine *e, int dlt, const uint8_t *data, uint32_t caplen, uint
 		 * flow's expected nDPI work counts at once, where it will run */
 		if (e->stage_dpi_max) {
 			uint64_t expect = e->dpi_cost_sum / e->next_key;
-			f->dpi_here = e->backlog > STAGE_BACKLOG_BUSY && local_dpi(e);
+			f->dpi_here = e->backlog > STAGE_BACKLOG_BUSY && e->packets > STAGE_LOCAL_AFTER &&
+			              local_dpi(e);
 			if (f->dpi_here)
 				own_work(e, expect);
 			else

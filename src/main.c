@@ -691,7 +691,12 @@ static int analyse(struct config *cfg)
 	engine *eng = NULL;
 	struct sink sinks[3];
 	unsigned nsinks = 0;
-	if (!cfg->no_dpi && !(dpi = dpi_open(cfg->dpi_packets))) {
+	/* files: nDPI and the sinks on a second thread; live and replay stay on one, next to the
+	 * dashboard that shows the flows as they are written */
+	bool threaded = !streaming && cfg->threads > 1;
+	/* with that thread, nDPI starts up there while this one reads the first packets */
+	if (!cfg->no_dpi &&
+	    !(dpi = threaded ? dpi_new(cfg->dpi_packets) : dpi_open(cfg->dpi_packets))) {
 		fprintf(stderr, "iwscope: cannot initialise nDPI\n");
 		rc = EXIT_RUNTIME;
 		goto out;
@@ -704,13 +709,11 @@ static int analyse(struct config *cfg)
 		if (sinks[nsinks].ops)
 			nsinks++;
 	}
-	/* files: nDPI and the sinks on a second thread; live and replay stay on one, next to the
-	 * dashboard that shows the flows as they are written. Rows of flows still open (early
-	 * rows) are for those: a file is read faster than its flows lasted, and its rows all
-	 * arrive within the run anyway, each written once. */
+	/* Rows of flows still open (early rows) are for live capture and replay: a file is read
+	 * faster than its flows lasted, and its rows all arrive within the run anyway, each
+	 * written once. */
 	struct engine_opts eo = { .flow_cap = cfg->flow_cap, .force_timing = cfg->force_timing,
-		                  .threaded = !streaming && cfg->threads > 1,
-		                  .early_rows = streaming };
+		                  .threaded = threaded, .early_rows = streaming };
 	char source[4096];
 	if (cfg->iface)
 		snprintf(source, sizeof(source), "%s", cfg->iface);
@@ -790,7 +793,8 @@ static int analyse(struct config *cfg)
 	run.skipped_files = cr.files_failed;
 	run.status = rs.sink_failed ? "failed" : stop_requested ? "interrupted" : "complete";
 	if (rs.sink_failed) {
-		fprintf(stderr, "iwscope: %s\n", failed_sink_error(sinks, nsinks));
+		fprintf(stderr, "iwscope: %s\n", dpi && !dpi_ready(dpi) ? "cannot initialise nDPI"
+		                                   : failed_sink_error(sinks, nsinks));
 		primary.ops->end(primary.self, &run); /* best effort: record the failure */
 		rc = EXIT_RUNTIME;
 		goto out;

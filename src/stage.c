@@ -36,7 +36,8 @@ struct entry {
 struct stage {
 	pthread_t thread;
 	pthread_mutex_t mu;
-	pthread_cond_t cv_full, cv_empty;
+	pthread_cond_t cv_full, cv_empty, cv_dpi;
+	bool dpi_settled; /* the stage's nDPI start-up is over */
 	struct batch *queue_head, *queue_tail, *free_list;
 	unsigned queued, allocated;
 	bool stopping;
@@ -307,6 +308,14 @@ static void handle(stage *s, const struct msg *m)
 static void *run(void *arg)
 {
 	stage *s = arg;
+	if (s->dpi && !dpi_start(s->dpi)) {
+		s->dpi = NULL;
+		atomic_store(&s->failed, 1);
+	}
+	pthread_mutex_lock(&s->mu);
+	s->dpi_settled = true;
+	pthread_cond_broadcast(&s->cv_dpi);
+	pthread_mutex_unlock(&s->mu);
 	for (;;) {
 		pthread_mutex_lock(&s->mu);
 		while (!s->queue_head && !s->stopping)
@@ -335,6 +344,14 @@ static void *run(void *arg)
 	}
 }
 
+void stage_dpi_wait(stage *s)
+{
+	pthread_mutex_lock(&s->mu);
+	while (!s->dpi_settled)
+		pthread_cond_wait(&s->cv_dpi, &s->mu);
+	pthread_mutex_unlock(&s->mu);
+}
+
 stage *stage_start(dpi_ctx *dpi, struct sink *sinks, unsigned nsinks)
 {
 	stage *s = calloc(1, sizeof(*s));
@@ -352,6 +369,7 @@ stage *stage_start(dpi_ctx *dpi, struct sink *sinks, unsigned nsinks)
 	pthread_mutex_init(&s->mu, NULL);
 	pthread_cond_init(&s->cv_full, NULL);
 	pthread_cond_init(&s->cv_empty, NULL);
+	pthread_cond_init(&s->cv_dpi, NULL);
 	/* signals (SIGINT, SIGTERM) stay with the reading thread, which stops the run */
 	sigset_t all, old;
 	sigfillset(&all);
@@ -362,6 +380,7 @@ stage *stage_start(dpi_ctx *dpi, struct sink *sinks, unsigned nsinks)
 		pthread_mutex_destroy(&s->mu);
 		pthread_cond_destroy(&s->cv_full);
 		pthread_cond_destroy(&s->cv_empty);
+		pthread_cond_destroy(&s->cv_dpi);
 		free(s->buckets);
 		free(s);
 		return NULL;
@@ -396,6 +415,7 @@ int stage_stop(stage *s)
 	pthread_mutex_destroy(&s->mu);
 	pthread_cond_destroy(&s->cv_full);
 	pthread_cond_destroy(&s->cv_empty);
+	pthread_cond_destroy(&s->cv_dpi);
 	free(s);
 	return rc;
 }
