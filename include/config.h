@@ -70,8 +70,8 @@
 #define COST_DPI_BYTE 7u /* plus this per payload byte: 9500 cycles at 1105 bytes */
 #endif
 #ifndef COST_ROW
-#define COST_ROW 10000u /* the stage per row: nDPI's verdict, the SQLite insert (a bulk load's
-                         * plain insert; 22000 with the key's index and the foreign key) */
+#define COST_ROW 10000u /* the stage per row: nDPI's verdict, the SQLite insert (measured
+                         * again once a bulk load's rows became plain inserts) */
 #endif
 #ifndef STAGE_BACKLOG_BUSY
 #define STAGE_BACKLOG_BUSY (4u << 20) /* above this the reading thread keeps new flows' nDPI */
