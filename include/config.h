@@ -70,7 +70,7 @@
 #define COST_DPI_BYTE 7u /* plus this per payload byte: 9500 cycles at 1105 bytes */
 #endif
 #ifndef COST_ROW
-#define COST_ROW 10000u /* the stage per row: nDPI's verdict, the SQLite insert (measured
+#define COST_ROW 12000u /* the stage per row: nDPI's verdict, the SQLite insert (measured
                          * again once a bulk load's rows became plain inserts) */
 #endif
 #ifndef STAGE_BACKLOG_BUSY

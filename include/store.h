@@ -22,7 +22,8 @@ void store_close(store *s);
 
 /* Marks the coming run as a bulk load (a capture file): if the flows table is empty when it
  * begins, the secondary indexes are dropped and built once at its end (or at store_close, or
- * at the next store_open if it was killed). */
+ * at the next store_open if it was killed), and until then each flow is a plain insert
+ * without the foreign key's check (a capture file writes each flow once). */
 void store_bulk(store *s);
 
 /* The sink that writes runs and flows into s. */
