@@ -22,13 +22,13 @@ stage *stage_start(dpi_ctx *dpi, struct sink *sinks, unsigned nsinks);
  * at once: nDPI does not promise that they may. */
 void stage_dpi_wait(stage *s);
 
-/* One payload packet of flow key for nDPI (its IP header at ip, ip_cap bytes). 0, or -1 once
- * a sink has failed. */
-int stage_packet(stage *s, uint64_t key, const uint8_t *ip, uint32_t ip_cap, uint64_t ts_us);
+/* One payload packet for nDPI of the flow in the flow table's slot (index + 1; its IP header
+ * at ip, ip_cap bytes). 0, or -1 once a sink has failed. */
+int stage_packet(stage *s, uint32_t slot, const uint8_t *ip, uint32_t ip_cap, uint64_t ts_us);
 
-/* A flow's record at its end: the stage adds nDPI's fields and writes it. Copied. 0, or -1
- * once a sink has failed. */
-int stage_record(stage *s, const struct flow_record *rec);
+/* The record of the flow in slot at its end: the stage adds nDPI's fields and writes it, and
+ * the slot is free for its next flow. Copied. 0, or -1 once a sink has failed. */
+int stage_record(stage *s, uint32_t slot, const struct flow_record *rec);
 
 /* A record whose nDPI fields are filled already (the engine ran nDPI on that flow itself):
  * written as it is. Copied. 0, or -1 once a sink has failed. */

@@ -288,7 +288,7 @@ static int write_record(engine *e, struct flow *f)
 		dpi_finish(d, &f->dpi, &rec);
 	if (e->stage) {
 		stage_work(e, COST_ROW);
-		if ((d ? stage_row(e->stage, &rec) : stage_record(e->stage, &rec)) != 0)
+		if ((d ? stage_row(e->stage, &rec) : stage_record(e->stage, f->self, &rec)) != 0)
 			e->failed = 1;
 		return e->failed ? -1 : 0;
 	}
@@ -437,7 +437,7 @@ int engine_packet(engine *e, int dlt, const uint8_t *data, uint32_t caplen, uint
 	} else if (e->stage_dpi_max && f->dpi_sent < e->stage_dpi_max && dpi_wants(&p)) {
 		f->dpi_sent++;
 		e->dpi_cost_sum += dpi_cost(&p);
-		if (stage_packet(e->stage, f->key, p.ip_hdr, p.ip_cap, p.ts_us) != 0) {
+		if (stage_packet(e->stage, f->self, p.ip_hdr, p.ip_cap, p.ts_us) != 0) {
 			e->failed = 1;
 			return -1;
 		}

@@ -1,7 +1,7 @@
 /* The DPI-and-sinks stage. The engine's thread fills batches of messages (payload packets for
  * nDPI, flow records); full batches pass to this thread through a short bounded queue, so the
- * locks are taken once per batch, not per packet. Per flow the stage keeps nDPI's state keyed
- * by flow_key: the same packets in the same order as without it, so the same verdicts. */
+ * locks are taken once per batch, not per packet. Per flow the stage keeps nDPI's state by the
+ * engine's flow slot: the same packets in the same order as without it, so the same verdicts. */
 #include "stage.h"
 
 #include <pthread.h>
@@ -26,12 +26,11 @@ struct batch {
 	uint8_t data[STAGE_BATCH_BYTES];
 };
 
-/* nDPI's view of one flow. */
-struct entry {
-	struct entry *next;
-	uint64_t key;
-	struct dpi_state st;
-};
+/* nDPI's view of the flows, by the engine's flow slot, in chunks allocated as slots are used.
+ * A slot's next flow sends its first packet only after the record of the one before, and the
+ * queue keeps that order: a record's arrival frees its slot here too. */
+#define SLOT_SHIFT 12
+#define SLOT_CHUNK (1u << SLOT_SHIFT)
 
 struct stage {
 	pthread_t thread;
@@ -47,8 +46,8 @@ struct stage {
 	dpi_ctx *dpi;
 	struct sink *sinks;
 	unsigned nsinks;
-	struct entry **buckets;
-	size_t nbuckets, nentries;
+	struct dpi_state **slots;
+	uint32_t nchunks;
 };
 
 /* ---- the queue ---------------------------------------------------------------------------- */
@@ -109,13 +108,13 @@ static struct msg *reserve(stage *s, uint32_t type, uint64_t key, uint64_t ts_us
 	return m;
 }
 
-int stage_packet(stage *s, uint64_t key, const uint8_t *ip, uint32_t ip_cap, uint64_t ts_us)
+int stage_packet(stage *s, uint32_t slot, const uint8_t *ip, uint32_t ip_cap, uint64_t ts_us)
 {
 	if (atomic_load_explicit(&s->failed, memory_order_relaxed))
 		return -1;
 	if (ip_cap > STAGE_MAX_IP)
 		ip_cap = STAGE_MAX_IP; /* nDPI reads at most 64 KiB of a packet anyway */
-	struct msg *m = reserve(s, MSG_PACKET, key, ts_us, sizeof(uint32_t) + ip_cap);
+	struct msg *m = reserve(s, MSG_PACKET, slot, ts_us, sizeof(uint32_t) + ip_cap);
 	if (!m) {
 		atomic_store(&s->failed, 1);
 		return -1;
@@ -128,12 +127,13 @@ int stage_packet(stage *s, uint64_t key, const uint8_t *ip, uint32_t ip_cap, uin
 
 /* Queues rec as the record, the address it was copied from (its pointers into itself are
  * moved on arrival), and with_name its server name (whose owner frees it) after them. */
-static int put_record(stage *s, uint32_t type, const struct flow_record *rec, bool with_name)
+static int put_record(stage *s, uint32_t type, uint32_t slot, const struct flow_record *rec,
+                      bool with_name)
 {
 	if (atomic_load_explicit(&s->failed, memory_order_relaxed))
 		return -1;
 	size_t name = with_name && rec->server_name ? strlen(rec->server_name) + 1 : 0;
-	struct msg *m = reserve(s, type, (uint64_t)rec->flow_key, 0,
+	struct msg *m = reserve(s, type, slot, 0,
 	                        sizeof(*rec) + sizeof(void *) + name);
 	if (!m) {
 		atomic_store(&s->failed, 1);
@@ -148,14 +148,14 @@ static int put_record(stage *s, uint32_t type, const struct flow_record *rec, bo
 	return 0;
 }
 
-int stage_record(stage *s, const struct flow_record *rec)
+int stage_record(stage *s, uint32_t slot, const struct flow_record *rec)
 {
-	return put_record(s, MSG_FINAL, rec, false);
+	return put_record(s, MSG_FINAL, slot, rec, false);
 }
 
 int stage_row(stage *s, const struct flow_record *rec)
 {
-	return put_record(s, MSG_ROW, rec, true);
+	return put_record(s, MSG_ROW, 0, rec, true);
 }
 
 int stage_tick(stage *s)
@@ -172,65 +172,33 @@ int stage_tick(stage *s)
 
 /* ---- the stage thread ---------------------------------------------------------------------- */
 
-static size_t bucket_of(const stage *s, uint64_t key)
+/* The nDPI state of flow slot slot1 (index + 1); with create, allocated when its chunk is
+ * new. NULL if it never was, or without memory. */
+static struct dpi_state *state_of(stage *s, uint32_t slot1, bool create)
 {
-	key ^= key >> 33;
-	key *= 0xff51afd7ed558ccdULL;
-	key ^= key >> 33;
-	return (size_t)key & (s->nbuckets - 1);
-}
-
-static void grow(stage *s)
-{
-	size_t n = s->nbuckets * 2;
-	struct entry **nb = calloc(n, sizeof(*nb));
-	if (!nb)
-		return; /* longer chains, still correct */
-	struct entry **old = s->buckets;
-	size_t on = s->nbuckets;
-	s->buckets = nb;
-	s->nbuckets = n;
-	for (size_t i = 0; i < on; i++)
-		for (struct entry *e = old[i], *next; e; e = next) {
-			next = e->next;
-			size_t b = bucket_of(s, e->key);
-			e->next = nb[b];
-			nb[b] = e;
-		}
-	free(old);
-}
-
-static struct entry *find(stage *s, uint64_t key, bool create)
-{
-	size_t b = bucket_of(s, key);
-	for (struct entry *e = s->buckets[b]; e; e = e->next)
-		if (e->key == key)
-			return e;
-	if (!create)
+	uint32_t i = slot1 - 1, c = i >> SLOT_SHIFT;
+	if (c >= s->nchunks) {
+		if (!create)
+			return NULL;
+		struct dpi_state **grown = realloc(s->slots, (c + 1) * sizeof(*grown));
+		if (!grown)
+			return NULL;
+		memset(grown + s->nchunks, 0, (c + 1 - s->nchunks) * sizeof(*grown));
+		s->slots = grown;
+		s->nchunks = c + 1;
+	}
+	if (!s->slots[c] && (!create || !(s->slots[c] = calloc(SLOT_CHUNK, sizeof(**s->slots)))))
 		return NULL;
-	struct entry *e = calloc(1, sizeof(*e));
-	if (!e)
-		return NULL;
-	e->key = key;
-	e->next = s->buckets[b];
-	s->buckets[b] = e;
-	if (++s->nentries > s->nbuckets)
-		grow(s);
-	return e;
+	return &s->slots[c][i & (SLOT_CHUNK - 1)];
 }
 
-static void drop(stage *s, struct entry *gone)
+/* A flow's nDPI state, freed and made ready for the slot's next flow. */
+static void state_clear(stage *s, struct dpi_state *st)
 {
-	for (struct entry **pp = &s->buckets[bucket_of(s, gone->key)]; *pp; pp = &(*pp)->next)
-		if (*pp == gone) {
-			*pp = gone->next;
-			break;
-		}
 	if (s->dpi)
-		dpi_finish(s->dpi, &gone->st, NULL);
-	dpi_state_free(&gone->st);
-	free(gone);
-	s->nentries--;
+		dpi_finish(s->dpi, st, NULL);
+	dpi_state_free(st);
+	memset(st, 0, sizeof(*st));
 }
 
 static void to_sinks(stage *s, struct flow_record *rec)
@@ -270,12 +238,12 @@ static void handle(stage *s, const struct msg *m)
 	if (m->type == MSG_PACKET) {
 		if (!s->dpi)
 			return;
-		struct entry *e = find(s, m->key, true);
-		if (!e || dpi_decided(&e->st))
-			return;
+		struct dpi_state *st = state_of(s, (uint32_t)m->key, true);
+		if (!st || dpi_decided(st))
+			return; /* without memory for it, the flow is left to the guess at its end */
 		uint32_t cap;
 		memcpy(&cap, body, sizeof(cap));
-		dpi_packet(s->dpi, &e->st, body + sizeof(cap), cap, m->ts_us);
+		dpi_packet(s->dpi, st, body + sizeof(cap), cap, m->ts_us);
 		return;
 	}
 	struct flow_record *rec = malloc(sizeof(*rec));
@@ -294,15 +262,15 @@ static void handle(stage *s, const struct msg *m)
 		free(rec);
 		return;
 	}
-	struct entry *e = find(s, m->key, false);
+	struct dpi_state *st = state_of(s, (uint32_t)m->key, false);
 	/* the flow's end: nDPI's fields (a guess if it never decided), written once */
 	struct dpi_state none = { 0 };
 	if (s->dpi)
-		dpi_finish(s->dpi, e ? &e->st : &none, rec);
+		dpi_finish(s->dpi, st ? st : &none, rec);
 	to_sinks(s, rec);
 	free(rec);
-	if (e)
-		drop(s, e);
+	if (st)
+		state_clear(s, st);
 }
 
 static void *run(void *arg)
@@ -360,12 +328,6 @@ stage *stage_start(dpi_ctx *dpi, struct sink *sinks, unsigned nsinks)
 	s->dpi = dpi;
 	s->sinks = sinks;
 	s->nsinks = nsinks;
-	s->nbuckets = 1024;
-	s->buckets = calloc(s->nbuckets, sizeof(*s->buckets));
-	if (!s->buckets) {
-		free(s);
-		return NULL;
-	}
 	pthread_mutex_init(&s->mu, NULL);
 	pthread_cond_init(&s->cv_full, NULL);
 	pthread_cond_init(&s->cv_empty, NULL);
@@ -381,7 +343,6 @@ stage *stage_start(dpi_ctx *dpi, struct sink *sinks, unsigned nsinks)
 		pthread_cond_destroy(&s->cv_full);
 		pthread_cond_destroy(&s->cv_empty);
 		pthread_cond_destroy(&s->cv_dpi);
-		free(s->buckets);
 		free(s);
 		return NULL;
 	}
@@ -399,10 +360,12 @@ int stage_stop(stage *s)
 	pthread_mutex_unlock(&s->mu);
 	pthread_join(s->thread, NULL);
 	int rc = atomic_load(&s->failed) ? -1 : 0;
-	for (size_t i = 0; i < s->nbuckets; i++)
-		while (s->buckets[i])
-			drop(s, s->buckets[i]);
-	free(s->buckets);
+	for (uint32_t c = 0; c < s->nchunks; c++) { /* flows left only after a failure */
+		for (uint32_t i = 0; s->slots[c] && i < SLOT_CHUNK; i++)
+			state_clear(s, &s->slots[c][i]);
+		free(s->slots[c]);
+	}
+	free(s->slots);
 	free(s->filling);
 	for (struct batch *b = s->free_list, *next; b; b = next) {
 		next = b->next;
