@@ -206,12 +206,67 @@ static void test_flow_table(void)
 	flow_table_free(t);
 }
 
+/* The bucket array doubles with the open flows: every flow is found from both sides across
+ * the doublings (4096 buckets to 16384), and after half of them are removed. */
+static void test_flow_table_grows(void)
+{
+	flow_table *t = flow_table_new(1u << 20);
+	struct pkt p, r;
+	memset(&p, 0, sizeof(p));
+	const unsigned n = 10000;
+	for (unsigned i = 0; i < n; i++) {
+		p.ip_ver = i % 5 ? 4 : 6; /* some IPv6, hashed the other way */
+		p.src.b[0] = 10; p.src.b[1] = (uint8_t)(i >> 8); p.src.b[2] = (uint8_t)i;
+		p.dst.b[0] = 11;
+		p.sport = (uint16_t)(1024 + i % 7);
+		p.dport = 443;
+		if (!flow_insert(t, &p, true))
+			CHECK(0);
+	}
+	CHECK(flow_count(t) == n);
+	unsigned found = 0, removed = 0;
+	for (unsigned i = 0; i < n; i++) {
+		r.ip_ver = i % 5 ? 4 : 6;
+		memset(&r.src, 0, sizeof(r.src));
+		memset(&r.dst, 0, sizeof(r.dst));
+		r.dst.b[0] = 10; r.dst.b[1] = (uint8_t)(i >> 8); r.dst.b[2] = (uint8_t)i;
+		r.src.b[0] = 11;
+		r.sport = 443;
+		r.dport = (uint16_t)(1024 + i % 7);
+		int dir = -1;
+		struct flow *f = flow_lookup(t, &r, &dir);
+		if (f && dir == 1 && f->c_port == r.dport && f->ip_ver == r.ip_ver)
+			found++;
+		if (f && i % 2) {
+			flow_remove(t, f);
+			removed++;
+		}
+	}
+	CHECK(found == n);
+	CHECK(flow_count(t) == n - removed);
+	unsigned still = 0, gone = 0;
+	for (unsigned i = 0; i < n; i++) {
+		p.ip_ver = i % 5 ? 4 : 6;
+		p.src.b[1] = (uint8_t)(i >> 8); p.src.b[2] = (uint8_t)i;
+		p.sport = (uint16_t)(1024 + i % 7);
+		int dir = -1;
+		struct flow *f = flow_lookup(t, &p, &dir);
+		if (i % 2)
+			gone += f == NULL;
+		else
+			still += f != NULL && dir == 0;
+	}
+	CHECK(still == n - removed && gone == removed);
+	flow_table_free(t);
+}
+
 int main(void)
 {
 	test_classify();
 	test_options();
 	test_decode();
 	test_flow_table();
+	test_flow_table_grows();
 	printf("unit: %d checks, %d failed\n", checks, failures);
 	return failures ? 1 : 0;
 }
