@@ -154,22 +154,15 @@ static int create_index(store *s, const char *name, int nlen, const char *stmt, 
  * there costs a read only. */
 static int heal_index(store *s, const char *name, int nlen, const char *stmt, int slen)
 {
-	sqlite3_stmt *st;
-	if (sqlite3_prepare_v2(s->db, "SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = ?",
-	                       -1, &st, NULL) != SQLITE_OK) {
+	char sql[256]; /* the name is the embedded schema's own */
+	int64_t there = 0;
+	snprintf(sql, sizeof(sql), "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND "
+	         "name = '%.*s'", nlen, name);
+	if (pragma_int(s, sql, &there) != 0) {
 		set_err(s, "cannot read the schema");
 		return -1;
 	}
-	sqlite3_bind_text(st, 1, name, nlen, SQLITE_STATIC);
-	int rc = sqlite3_step(st);
-	sqlite3_finalize(st);
-	if (rc == SQLITE_ROW)
-		return 0;
-	if (rc != SQLITE_DONE) {
-		set_err(s, "cannot read the schema");
-		return -1;
-	}
-	return create_index(s, name, nlen, stmt, slen);
+	return there ? 0 : create_index(s, name, nlen, stmt, slen);
 }
 
 /* Columns written for each side, in order, after the flow columns; bound by bind_side(). */
