@@ -46,7 +46,8 @@ static dpi_ctx *flow_dpi(const engine *e, const struct flow *f)
 	return f->dpi_here ? e->dpi_local : NULL;
 }
 
-/* This thread's nDPI context, opened when it first takes a flow; NULL if it cannot be. */
+/* Whether this thread has an nDPI context, opening it when it first takes a flow (false if
+ * it cannot be opened). */
 static bool local_dpi(engine *e)
 {
 	if (!e->dpi_local && !e->dpi_local_failed) {
