@@ -147,7 +147,7 @@ FUZZ_SECONDS ?= 600
 FUZZ_SRCS := $(filter-out src/main.c,$(SRCS))
 FUZZ_TARGETS := $(BUILD)/fuzz_decode $(BUILD)/fuzz_options $(BUILD)/fuzz_capture $(BUILD)/fuzz_pcapfile
 # the in-place pcap reader against libpcap, with one-page windows so records straddle them
-$(BUILD)/fuzz_pcapfile: FUZZ_DEFS = -DMAPREAD_WINDOW=4096
+$(BUILD)/fuzz_pcapfile: FUZZ_DEFS = -DFILEREAD_WINDOW=4096
 fuzzers: $(FUZZ_TARGETS)
 $(BUILD)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_SRCS) $(BUILD)/schema_sql.c $(HDRS)
 	clang -std=c11 -D_DEFAULT_SOURCE $(FUZZ_DEFS) -Iinclude $(PKG_CFLAGS) -g -O1 \

@@ -12,7 +12,7 @@
 
 #include "config.h"
 #include "decode.h"
-#include "mapread.h"
+#include "fileread.h"
 
 const char *capture_pcap_version(void) { return pcap_lib_version(); }
 
@@ -43,8 +43,8 @@ static void link_name(int dlt, char *buf, size_t len)
 
 struct capture_file {
 	pcap_t *pc;
-	mapread *m;                /* mapped file, or NULL (stdin, a pipe) */
-	bool direct;               /* records come from mapread_next until it hands over */
+	fileread *m;               /* regular file, or NULL (stdin, a pipe) */
+	bool direct;               /* records come from fileread_next until it hands over */
 	bool has_prog;
 	struct bpf_program prog;   /* the filter, for records read in place */
 	int dlt;
@@ -89,9 +89,9 @@ capture_file *capture_file_open(const char *path, const char *filter, int *filte
 		return NULL;
 	}
 	char errbuf[PCAP_ERRBUF_SIZE] = "";
-	/* a regular file is read from its mapped pages; a pipe or stdin through a large stdio
+	/* a regular file is read through fileread's buffer; a pipe or stdin through a large stdio
 	 * buffer (one read(2) per CAPTURE_READ_BUF bytes, not stdio's 4 KiB) */
-	FILE *f = strcmp(path, "-") ? mapread_open(path, &cf->m) : NULL;
+	FILE *f = strcmp(path, "-") ? fileread_open(path, &cf->m) : NULL;
 	if (!f) {
 		cf->m = NULL;
 		f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
@@ -128,7 +128,7 @@ capture_file *capture_file_open(const char *path, const char *filter, int *filte
 		}
 		cf->has_prog = true;
 	}
-	cf->direct = cf->m && mapread_direct(cf->m, cf->dlt, pcap_snapshot(cf->pc));
+	cf->direct = cf->m && fileread_direct(cf->m, cf->dlt, pcap_snapshot(cf->pc));
 	return cf;
 }
 
@@ -139,7 +139,7 @@ const char *capture_file_error(capture_file *cf) { return pcap_geterr(cf->pc); }
 int capture_file_next(capture_file *cf, struct capture_rec *r)
 {
 	while (cf->direct) {
-		int rc = mapread_next(cf->m, r);
+		int rc = fileread_next(cf->m, r);
 		if (rc == 0)
 			return 0;
 		if (rc < 0) {

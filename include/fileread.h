@@ -1,9 +1,9 @@
-/* mapread: a capture file read from its mapped pages (mmap). libpcap opens it as a stdio
- * stream (one copy per record, no read(2) per buffer); the records of a classic pcap file can
- * also be taken in place, with no copy at all, handing any record libpcap would treat
+/* fileread: a capture file read into one buffer, FILEREAD_WINDOW bytes per pread(2). libpcap
+ * opens it as a stdio stream over that buffer; the records of a classic pcap file can also be
+ * taken in place from the buffer, with no further copy, handing any record libpcap would treat
  * specially back to libpcap. */
-#ifndef IWSCOPE_MAPREAD_H
-#define IWSCOPE_MAPREAD_H
+#ifndef IWSCOPE_FILEREAD_H
+#define IWSCOPE_FILEREAD_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -11,26 +11,26 @@
 
 #include "capture.h" /* struct capture_rec */
 
-typedef struct mapread mapread;
+typedef struct fileread fileread;
 
-/* A read-only stream over the regular file at path, mapped MAPREAD_WINDOW bytes at a time (so
- * resident memory stays about one window, whatever the file's size); *m is its handle for the
- * in-place reads and lives until the stream is closed. NULL when path is not a regular file
- * or cannot be mapped: the caller then uses fopen(), which reports why. */
-FILE *mapread_open(const char *path, mapread **m);
+/* A read-only stream over the regular file at path, read FILEREAD_WINDOW bytes at a time (so
+ * memory stays one buffer, whatever the file's size); *m is its handle for the in-place reads
+ * and lives until the stream is closed. NULL when path is not a non-empty regular file or
+ * cannot be opened: the caller then uses fopen(), which reports why. */
+FILE *fileread_open(const char *path, fileread **m);
 
 /* Called right after libpcap opened the stream (which then stands after the file header):
  * whether the records can be read in place. True for a classic pcap file (microsecond or
  * nanosecond magic, version 2.4 or later, 16-byte record headers) whose records libpcap passes
  * on unchanged; false for pcapng and for byte-swapped files of a link type whose pseudo-header
  * libpcap would rewrite. dlt and snapshot are libpcap's pcap_datalink and pcap_snapshot. */
-bool mapread_direct(mapread *m, int dlt, int snapshot);
+bool fileread_direct(fileread *m, int dlt, int snapshot);
 
 /* The next record, in place (r->data valid until the next call; ts_us as libpcap would give
  * it, tv_sec * 10^6 + tv_usec with its signed fields): 1 with *r filled, 0 at the end of the
  * file, -1 when the record is one libpcap must read (cut short, or captured beyond the
  * snapshot length): the stream is then positioned at that record, and every later record
  * must come from libpcap too. */
-int mapread_next(mapread *m, struct capture_rec *r);
+int fileread_next(fileread *m, struct capture_rec *r);
 
 #endif
