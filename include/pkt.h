@@ -34,16 +34,18 @@
 #define OPT_LAYOUT_MAX 40 /* at most 40 option bytes, so at most 40 options */
 
 struct tcp_opts {
+	/* up to sack_left, zeroed for every segment (16 bytes: two stores); the arrays after it
+	 * are valid up to nsack and layout_len only, and are not cleared */
 	uint8_t present;    /* OPT_* */
 	uint8_t wscale;     /* valid with OPT_WS (RFC 7323 2.3) */
 	uint16_t mss;       /* valid with OPT_MSS (RFC 9293 3.7.1) */
 	uint32_t tsval;     /* valid with OPT_TS (RFC 7323 3.2) */
 	uint32_t tsecr;
 	uint8_t nsack;      /* SACK blocks (RFC 2018), at most 4 */
-	uint32_t sack_left[4], sack_right[4];
 	uint8_t layout_len; /* option kinds in wire order, for the p0f-style layout */
-	uint8_t layout[OPT_LAYOUT_MAX];
 	uint8_t eol_pad;    /* bytes after an EOL (p0f "eol+N") */
+	uint32_t sack_left[4], sack_right[4];
+	uint8_t layout[OPT_LAYOUT_MAX];
 };
 
 struct ip_addr {

@@ -251,7 +251,9 @@ uint8_t decode_tcp_options(const uint8_t *opt, size_t len, bool cut, struct tcp_
 {
 	uint8_t quirks = 0;
 	size_t i = 0;
-	memset(o, 0, sizeof(*o));
+	/* the scalars only: clearing the arrays too (92 bytes, a rep stos) was 40% of
+	 * decode_transport's samples, 4% of the reading thread's on headers-only */
+	memset(o, 0, offsetof(struct tcp_opts, sack_left));
 	/* NOP, NOP, timestamps: what almost every segment after the SYNs carries (RFC 7323
 	 * appendix A), taken in one step with what the loop below would make of it */
 	if (len == 12 && !cut && opt[0] == 1 && opt[1] == 1 && opt[2] == 8 && opt[3] == 10) {
