@@ -1,7 +1,7 @@
 /* libFuzzer target, differential: a capture file read by capture_file_next (records taken in
- * place from the mapped file, libpcap for the rest) must give exactly what libpcap alone gives:
+ * place from the read buffer, libpcap for the rest) must give exactly what libpcap alone gives:
  * the same records (time stamp, lengths, bytes) and the same end (clean, or the same error).
- * Built with a one-page mapping window, so records straddle windows all the time. */
+ * Built with a one-page window, so records straddle windows all the time. */
 #define _GNU_SOURCE
 #include <pcap/pcap.h>
 #include <stdio.h>
