@@ -361,15 +361,25 @@ def indexes(db):
                                              "WHERE type = 'index' AND sql IS NOT NULL")}
 
 
+def journal(path):
+    """'wal' or 'rollback', from the file header's read/write versions (bytes 18-19), which
+    reading them does not change, and whether a rollback journal file is left beside it."""
+    head = open(path, "rb").read(20)
+    mode = {(2, 2): "wal", (1, 1): "rollback"}.get((head[18], head[19]), repr(head[18:20]))
+    return mode, os.path.exists(path + "-journal")
+
+
 @test("bulk-load-builds-the-server-index-at-the-end", ("release", "asan"))
 def t_bulk_index(binary, tmp):
     """A file run into an empty flows table loads it without the secondary index
     (flows_server) and builds that once at the end: also when the run fails, and at the next
-    open when it was killed. A run into a table with rows keeps the index all along."""
+    open when it was killed. A run into a table with rows keeps the index all along.
+    Such a load writes through a rollback journal, and leaves the file in WAL mode."""
     want = {"flows_key": "CREATE UNIQUE INDEX flows_key ON flows(probe, run_id, flow_key, server_ip)",
             "flows_server": "CREATE INDEX flows_server ON flows(server_ip, server_port)"}
     db = analyse(binary, [truth_pcap()], tmp, ["--no-dpi"], "a.db")
     eq(indexes(db), want, "after a run")
+    eq(journal(db), ("wal", False), "journal after a run")
     plan = rows(db, "EXPLAIN QUERY PLAN SELECT * FROM flows WHERE server_ip = '10.0.0.1'")
     assert any("flows_server" in r["detail"] for r in plan), plan
     # a run that fails (the capture is cut) still leaves the index
@@ -377,6 +387,7 @@ def t_bulk_index(binary, tmp):
     rc, _, _ = run(["-q", "--no-dpi", "-r", cut_pcap(tmp), "-o", bad], binary)
     eq(rc, 2, "exit of the cut run")
     eq(indexes(bad), want, "after a failed run")
+    eq(journal(bad), ("wal", False), "journal after a failed run")
     # killed while loading: the index is not there (so the load really went without it) ...
     killed = os.path.join(tmp, "k.db")
     p = started_on_stdin(binary, killed, ["--no-dpi"])
@@ -385,10 +396,12 @@ def t_bulk_index(binary, tmp):
     p.stdin.close()
     eq(rows(killed, "SELECT count(*) AS n FROM runs")[0]["n"], 1, "the killed run was recorded")
     eq(sorted(indexes(killed)), ["flows_key"], "indexes while a bulk load runs")
+    eq(journal(killed)[0], "rollback", "journal mode while a bulk load runs")
     # ... and the next run that opens the database builds it; that one writes early rows and
     # updates them in place (the upsert, where a bulk load writes plain inserts)
     analyse(binary, [truth_pcap()], tmp, ["--no-dpi", "--replay=50", "--no-ui"], "k.db")
     eq(indexes(killed), want, "after the next open")
+    eq(journal(killed), ("wal", False), "journal after the next open")
     eq(rows(killed, "SELECT count(*) AS n FROM flows GROUP BY probe, run_id, flow_key, server_ip "
                     "HAVING n > 1"), [], "flows written twice")
     # into a table that has rows, the index stays: the second run of a file
