@@ -13,7 +13,8 @@ DEB_TEST  := sqlite3 tshark tcpdump tcptrace libndpi-bin iproute2 ethtool clang 
              libclang-rt-14-dev valgrind tmux python3 chromium postgresql
 
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lm
+# libpq is compiled against but not linked: src/pg.c loads it when a postgresql:// target is used
+PKG_LIBS   = $(shell pkg-config --libs $(filter-out libpq,$(PKGS)) 2>/dev/null) -lm
 
 WARN     := -std=c11 -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wformat-security
 HARDEN   := -D_FORTIFY_SOURCE=2 -fstack-protector-strong -fPIE

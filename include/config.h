@@ -89,6 +89,10 @@
 #ifndef STORE_BATCH_ROWS
 #define STORE_BATCH_ROWS 4096 /* rows per transaction */
 #endif
+#ifndef LIBPQ_SONAME
+#define LIBPQ_SONAME "libpq.so.5" /* loaded for postgresql:// targets only (pg.c) */
+#endif
+
 #ifndef STORE_BUSY_MS
 #define STORE_BUSY_MS 5000 /* wait this long for another writer */
 #endif

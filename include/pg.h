@@ -44,7 +44,7 @@ const char *pg_error(const pgdb *db);
 /* The PostgreSQL schema (schema/postgresql.sql + schema/views.sql). */
 const char *pg_schema_text(void);
 
-/* libpq's version, e.g. "15.18". */
+/* libpq's version, e.g. "15.18" (loading it), or "not found". */
 const char *pg_libpq_version(void);
 
 #endif

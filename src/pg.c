@@ -2,7 +2,9 @@
  * created on first use, batches upserted with COPY, queries for reports. */
 #include "pg.h"
 
+#include <dlfcn.h>
 #include <netdb.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +19,50 @@ extern const char pg_schema_sql[]; /* build/schema_sql.c, from schema/postgresql
 
 #define SCHEMA_COMMENT "iwscope schema "
 #define SCHEMA_LOCK 1230459715 /* advisory lock id while creating the schema: 'IWSC' */
+
+/* libpq is loaded when first needed, not linked: with the libraries it pulls in (Kerberos,
+ * LDAP, GnuTLS, OpenSSL ...) linking it added 25 shared objects and some 10 ms to the start
+ * of every run, which most runs, writing SQLite, never use. */
+#define PQ_FUNCS(X) X(PQlibVersion) X(PQerrorMessage) X(PQconninfoParse) X(PQconninfoFree) \
+	X(PQpingParams) X(PQconnectdbParams) X(PQstatus) X(PQsetNoticeProcessor) X(PQfinish) \
+	X(PQexec) X(PQresultStatus) X(PQclear) X(PQntuples) X(PQnfields) X(PQfname) \
+	X(PQgetvalue) X(PQgetisnull) X(PQputCopyData) X(PQputCopyEnd) X(PQgetResult)
+
+static struct {
+#define PQ_POINTER(f) __typeof__(f) *f;
+	PQ_FUNCS(PQ_POINTER)
+#undef PQ_POINTER
+	bool loaded;
+	char why[256]; /* when not loaded */
+} pq;
+
+static void pq_load_once(void)
+{
+	void *h = dlopen(LIBPQ_SONAME, RTLD_NOW | RTLD_LOCAL);
+	if (!h) {
+		snprintf(pq.why, sizeof(pq.why), "%s", dlerror());
+		return;
+	}
+#define PQ_RESOLVE(f)                                                                           \
+	if (!(pq.f = (__typeof__(pq.f))dlsym(h, #f))) {                                         \
+		snprintf(pq.why, sizeof(pq.why), "%s: no %s", LIBPQ_SONAME, #f);                \
+		dlclose(h);                                                                     \
+		return;                                                                         \
+	}
+	PQ_FUNCS(PQ_RESOLVE)
+#undef PQ_RESOLVE
+	pq.loaded = true;
+}
+
+/* Whether libpq is loaded (loading it the first time); else err says why. */
+static bool pq_load(char *err, size_t errlen)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	pthread_once(&once, pq_load_once);
+	if (!pq.loaded && err)
+		snprintf(err, errlen, "cannot load the PostgreSQL client library: %s", pq.why);
+	return pq.loaded;
+}
 
 struct pgdb {
 	PGconn *conn;
@@ -44,7 +90,9 @@ void pg_redact(const char *uri, char *out, size_t len)
 const char *pg_libpq_version(void)
 {
 	static char v[16];
-	int n = PQlibVersion();
+	if (!pq_load(NULL, 0))
+		return "not found";
+	int n = pq.PQlibVersion();
 	snprintf(v, sizeof(v), "%d.%d", n / 10000, n % 10000);
 	return v;
 }
@@ -73,7 +121,7 @@ static void one_line(const char *msg, char *out, size_t len)
 static void set_err(pgdb *db, const char *what)
 {
 	char msg[900];
-	one_line(PQerrorMessage(db->conn), msg, sizeof(msg));
+	one_line(pq.PQerrorMessage(db->conn), msg, sizeof(msg));
 	snprintf(db->err, sizeof(db->err), "%s: %s", what, msg);
 }
 
@@ -86,7 +134,7 @@ static void quiet_notices(void *arg, const char *msg)
 /* True when every host name in uri fails to resolve: retrying will not help. */
 static bool hosts_unknown(const char *uri)
 {
-	PQconninfoOption *opts = PQconninfoParse(uri, NULL);
+	PQconninfoOption *opts = pq.PQconninfoParse(uri, NULL);
 	if (!opts)
 		return false;
 	const char *host = NULL, *hostaddr = NULL;
@@ -117,7 +165,7 @@ static bool hosts_unknown(const char *uri)
 			}
 		}
 	}
-	PQconninfoFree(opts);
+	pq.PQconninfoFree(opts);
 	return unknown;
 }
 
@@ -136,18 +184,18 @@ static PGconn *connect_uri(const char *uri, PGPing *ping)
 	kw[n] = NULL;
 	val[n] = NULL;
 	if (ping) {
-		*ping = PQpingParams(kw, val, 1);
+		*ping = pq.PQpingParams(kw, val, 1);
 		return NULL;
 	}
-	return PQconnectdbParams(kw, val, 1);
+	return pq.PQconnectdbParams(kw, val, 1);
 }
 
 /* Runs sql, which returns no rows (or rows nobody reads). 0 or -1 with err set. */
 static int run(pgdb *db, const char *sql, const char *what)
 {
-	PGresult *r = PQexec(db->conn, sql);
-	ExecStatusType st = PQresultStatus(r);
-	PQclear(r);
+	PGresult *r = pq.PQexec(db->conn, sql);
+	ExecStatusType st = pq.PQresultStatus(r);
+	pq.PQclear(r);
 	if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
 		set_err(db, what);
 		return -1;
@@ -161,20 +209,20 @@ static int schema_comment(pgdb *db, char *out, size_t len)
 {
 	/* pg_class itself, not to_regclass(): after waiting on the advisory lock this statement's
 	 * snapshot sees a schema another probe just committed; a cached lookup might not */
-	PGresult *r = PQexec(db->conn,
+	PGresult *r = pq.PQexec(db->conn,
 	                     "SELECT c.oid IS NOT NULL, coalesce(d.description, '') FROM (SELECT 1) o "
 	                     "LEFT JOIN pg_catalog.pg_class c ON c.relname = 'runs' AND c.relnamespace = "
 	                     "(SELECT oid FROM pg_catalog.pg_namespace WHERE nspname = current_schema()) "
 	                     "LEFT JOIN pg_catalog.pg_description d ON d.objoid = c.oid AND "
 	                     "d.classoid = 'pg_catalog.pg_class'::regclass AND d.objsubid = 0");
-	if (PQresultStatus(r) != PGRES_TUPLES_OK || PQntuples(r) != 1) {
-		PQclear(r);
+	if (pq.PQresultStatus(r) != PGRES_TUPLES_OK || pq.PQntuples(r) != 1) {
+		pq.PQclear(r);
 		set_err(db, "cannot read the schema");
 		return -1;
 	}
-	int exists = PQgetvalue(r, 0, 0)[0] == 't';
-	snprintf(out, len, "%s", PQgetvalue(r, 0, 1));
-	PQclear(r);
+	int exists = pq.PQgetvalue(r, 0, 0)[0] == 't';
+	snprintf(out, len, "%s", pq.PQgetvalue(r, 0, 1));
+	pq.PQclear(r);
 	return exists;
 }
 
@@ -195,7 +243,7 @@ static int check_schema(pgdb *db, bool create, const char *shown)
 		    (exists = schema_comment(db, comment, sizeof(comment))) < 0 ||
 		    (!exists && run(db, pg_schema_sql, "cannot create the schema") != 0) ||
 		    run(db, "COMMIT", "cannot create the schema") != 0) {
-			PQclear(PQexec(db->conn, "ROLLBACK"));
+			pq.PQclear(pq.PQexec(db->conn, "ROLLBACK"));
 			return -1;
 		}
 		snprintf(comment, sizeof(comment), "%s", want);
@@ -222,6 +270,8 @@ pgdb *pg_open(const char *uri, bool create, enum pg_fail *fail, char *err, size_
 	char shown[512];
 	pg_redact(uri, shown, sizeof(shown));
 	*fail = PG_FAIL_FATAL;
+	if (!pq_load(err, errlen))
+		return NULL;
 	pgdb *db = calloc(1, sizeof(*db));
 	if (!db) {
 		snprintf(err, errlen, "%s: out of memory", shown);
@@ -233,9 +283,9 @@ pgdb *pg_open(const char *uri, bool create, enum pg_fail *fail, char *err, size_
 		free(db);
 		return NULL;
 	}
-	if (PQstatus(db->conn) != CONNECTION_OK) {
+	if (pq.PQstatus(db->conn) != CONNECTION_OK) {
 		char msg[900];
-		one_line(PQerrorMessage(db->conn), msg, sizeof(msg));
+		one_line(pq.PQerrorMessage(db->conn), msg, sizeof(msg));
 		snprintf(err, errlen, "%s: %s", shown, msg);
 		PGPing ping;
 		connect_uri(uri, &ping);
@@ -246,10 +296,10 @@ pgdb *pg_open(const char *uri, bool create, enum pg_fail *fail, char *err, size_
 		pg_close(db);
 		return NULL;
 	}
-	PQsetNoticeProcessor(db->conn, quiet_notices, NULL);
+	pq.PQsetNoticeProcessor(db->conn, quiet_notices, NULL);
 	if (check_schema(db, create, shown) != 0) {
 		/* lost the server while checking: worth another try */
-		if (PQstatus(db->conn) != CONNECTION_OK)
+		if (pq.PQstatus(db->conn) != CONNECTION_OK)
 			*fail = PG_FAIL_TRANSIENT;
 		snprintf(err, errlen, "%s", db->err);
 		pg_close(db);
@@ -262,7 +312,7 @@ void pg_close(pgdb *db)
 {
 	if (!db)
 		return;
-	PQfinish(db->conn);
+	pq.PQfinish(db->conn);
 	free(db);
 }
 
@@ -311,9 +361,9 @@ static int copy_rows(pgdb *db, size_t ti, const struct store_rows *t, const char
 		db->temp_ready[ti] = true;
 	}
 	snprintf(sql, sizeof(sql), "COPY iwscope_%s_in (%s) FROM STDIN", t->table, cols);
-	PGresult *r = PQexec(db->conn, sql);
-	ExecStatusType st = PQresultStatus(r);
-	PQclear(r);
+	PGresult *r = pq.PQexec(db->conn, sql);
+	ExecStatusType st = pq.PQresultStatus(r);
+	pq.PQclear(r);
 	if (st != PGRES_COPY_IN) {
 		set_err(db, "cannot start COPY");
 		return -1;
@@ -328,18 +378,18 @@ static int copy_rows(pgdb *db, size_t ti, const struct store_rows *t, const char
 				buf[len++] = c + 1 < t->ncols ? '\t' : '\n'; /* copy_value left room */
 		}
 		if (rc == 0 && (len >= (1u << 20) || row + 1 == t->nrows)) {
-			if (PQputCopyData(db->conn, buf, (int)len) != 1)
+			if (pq.PQputCopyData(db->conn, buf, (int)len) != 1)
 				rc = -1;
 			len = 0;
 		}
 	}
 	free(buf);
-	if (PQputCopyEnd(db->conn, rc == 0 ? NULL : "iwscope: out of memory") != 1)
+	if (pq.PQputCopyEnd(db->conn, rc == 0 ? NULL : "iwscope: out of memory") != 1)
 		rc = -1;
-	while ((r = PQgetResult(db->conn))) {
-		if (PQresultStatus(r) != PGRES_COMMAND_OK)
+	while ((r = pq.PQgetResult(db->conn))) {
+		if (pq.PQresultStatus(r) != PGRES_COMMAND_OK)
 			rc = -1;
-		PQclear(r);
+		pq.PQclear(r);
 	}
 	if (rc != 0)
 		set_err(db, "COPY failed");
@@ -388,8 +438,8 @@ int pg_send(pgdb *db, const struct store_rows *tables, unsigned ntables)
 	if (run(db, "COMMIT", "cannot commit") == 0)
 		return 0;
 fail:
-	if (PQstatus(db->conn) == CONNECTION_OK)
-		PQclear(PQexec(db->conn, "ROLLBACK"));
+	if (pq.PQstatus(db->conn) == CONNECTION_OK)
+		pq.PQclear(pq.PQexec(db->conn, "ROLLBACK"));
 	return -1;
 }
 
@@ -400,24 +450,24 @@ int pg_send_batch(void *db, const struct store_rows *tables, unsigned ntables)
 
 int pg_query(pgdb *db, const char *sql, store_row_fn row, void *arg)
 {
-	PGresult *r = PQexec(db->conn, sql);
-	if (PQresultStatus(r) != PGRES_TUPLES_OK) {
-		PQclear(r);
+	PGresult *r = pq.PQexec(db->conn, sql);
+	if (pq.PQresultStatus(r) != PGRES_TUPLES_OK) {
+		pq.PQclear(r);
 		set_err(db, "query failed");
 		return -1;
 	}
-	int n = PQnfields(r);
+	int n = pq.PQnfields(r);
 	if (n > 64)
 		n = 64;
 	const char *names[64], *vals[64];
 	for (int i = 0; i < n; i++)
-		names[i] = PQfname(r, i);
-	for (int t = 0; t < PQntuples(r); t++) {
+		names[i] = pq.PQfname(r, i);
+	for (int t = 0; t < pq.PQntuples(r); t++) {
 		for (int i = 0; i < n; i++)
-			vals[i] = PQgetisnull(r, t, i) ? NULL : PQgetvalue(r, t, i);
+			vals[i] = pq.PQgetisnull(r, t, i) ? NULL : pq.PQgetvalue(r, t, i);
 		if (row(arg, n, names, vals) != 0)
 			break;
 	}
-	PQclear(r);
+	pq.PQclear(r);
 	return 0;
 }
