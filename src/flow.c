@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "hugemem.h"
 
 #define CHUNK_SHIFT 12
 #define CHUNK_FLOWS (1u << CHUNK_SHIFT)
@@ -232,7 +233,8 @@ struct flow *flow_insert(flow_table *t, const struct pkt *p, bool src_is_client)
 			return NULL;
 		uint32_t used = t->nchunks * CHUNK_FLOWS;
 		if (t->count >= used) { /* every allocated slot is in use: add a chunk */
-			struct flow *chunk = calloc(CHUNK_FLOWS, sizeof(*chunk));
+			/* 4096 flows, just under 2 MiB: touched end to end right below */
+			struct flow *chunk = huge_alloc((size_t)CHUNK_FLOWS * sizeof(*chunk), 1);
 			if (!chunk)
 				return NULL;
 			t->chunks[t->nchunks++] = chunk;
