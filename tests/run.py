@@ -4,6 +4,7 @@ ASan+UBSan build, prints PASS / FAIL / SKIP per test and ends with `N passed, N 
 
     python3 tests/run.py [-k SUBSTRING] [-v]
 """
+import concurrent.futures
 import glob
 import hashlib
 import json
@@ -158,12 +159,12 @@ def t_tshark_ours(binary, tmp):
     caps = sorted(glob.glob(os.path.join(PCAPS, "truth", "*.pcap")) +
                   glob.glob(os.path.join(PCAPS, "link", "*.pcap")) +
                   glob.glob(os.path.join(PCAPS, "*.pcap")))
-    total, problems = 0, []
-    for i, cap in enumerate(caps):
-        db = analyse(binary, [cap], tmp, ["--no-dpi"], "x%d.db" % i)
-        n, p = tshark_check.compare(db, cap)
-        total += n
-        problems += p
+    def one(i, cap):
+        return tshark_check.compare(analyse(binary, [cap], tmp, ["--no-dpi"], "x%d.db" % i), cap)
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+        results = list(pool.map(one, range(len(caps)), caps))
+    total, problems = sum(n for n, _ in results), [x for _, p in results for x in p]
     if problems:
         raise AssertionError("\n".join(problems[:30]))
     if total < 100:
@@ -182,42 +183,44 @@ def t_shared(binary, tmp):
     for line in open(os.path.join(SHARED, "INDEX.tsv")).read().splitlines()[1:]:
         f = line.split("\t")
         index[f[0]] = f
-    problems, compared, unsupported, files, refused = [], 0, 0, 0, []
-    for rel, f in sorted(index.items()):
+    def one(i, rel):
+        """(problems, SYN/SYN-ACKs compared, unsupported, refused) of one capture."""
         path = os.path.join(SHARED, rel)
-        if not os.path.exists(path):
-            continue
-        files += 1
-        db = os.path.join(tmp, "s.db")
-        for x in glob.glob(db + "*"):
-            os.unlink(x)
+        db = os.path.join(tmp, "s%d.db" % i)
         try:
             rc, out, err = run(["-q", "-r", path, "-o", db], binary, timeout=120)
         except subprocess.TimeoutExpired:
-            problems.append("%s: hang (> 120 s)" % rel)
-            continue
+            return ["%s: hang (> 120 s)" % rel], 0, 0, None
         except AssertionError as e:
-            problems.append("%s: %s" % (rel, e))
-            continue
+            return ["%s: %s" % (rel, e)], 0, 0, None
         if rc not in (0, 2):
-            problems.append("%s: exit %d: %s" % (rel, rc, err.strip()))
-            continue
+            return ["%s: exit %d: %s" % (rel, rc, err.strip())], 0, 0, None
+        problems = []
         if rc == 2 and not err.strip():
             problems.append("%s: exit 2 without a message" % rel)
         if "unsupported link type" in err:
-            unsupported += 1
             if err.count("\n") != 1:
                 problems.append("%s: more than one line for an unsupported link type" % rel)
-            continue
+            return problems, 0, 1, None
         if not os.path.exists(db):
-            problems.append("%s: no database" % rel)
-            continue
+            return problems + ["%s: no database" % rel], 0, 0, None
         if rc == 2 and "after 0 packets" in err and not rows(db):
-            refused.append("%s (%s)" % (rel, err.strip().split(": ", 2)[-1]))
-            continue  # libpcap cannot read it: reported in one line, nothing to compare
+            # libpcap cannot read it: reported in one line, nothing to compare
+            return problems, 0, 0, "%s (%s)" % (rel, err.strip().split(": ", 2)[-1])
         n, p = tshark_check.compare(db, path)
-        compared += n
+        return problems + p, n, 0, None
+
+    # one capture per core at a time: each is an ASan run of iwscope plus tshark's reading
+    todo = [rel for rel in sorted(index) if os.path.exists(os.path.join(SHARED, rel))]
+    with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+        results = list(pool.map(one, range(len(todo)), todo))
+    problems, compared, unsupported, files, refused = [], 0, 0, len(todo), []
+    for p, n, u, r in results:
         problems += p
+        compared += n
+        unsupported += u
+        if r:
+            refused.append(r)
     if problems:
         raise AssertionError("%d problems:\n%s" % (len(problems), "\n".join(problems[:40])))
     return ("%d files, %d unsupported link types reported, %d SYN/SYN-ACKs equal tshark's; "
