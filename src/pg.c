@@ -21,7 +21,7 @@ extern const char pg_schema_sql[]; /* build/schema_sql.c, from schema/postgresql
 #define SCHEMA_LOCK 1230459715 /* advisory lock id while creating the schema: 'IWSC' */
 
 /* libpq is loaded when first needed, not linked: with the libraries it pulls in (Kerberos,
- * LDAP, GnuTLS, OpenSSL ...) linking it added 25 shared objects and some 10 ms to the start
+ * LDAP, GnuTLS, OpenSSL ...) linking it added 22 shared objects and some 10 ms to the start
  * of every run, which most runs, writing SQLite, never use. */
 #define PQ_FUNCS(X) X(PQlibVersion) X(PQerrorMessage) X(PQconninfoParse) X(PQconninfoFree) \
 	X(PQpingParams) X(PQconnectdbParams) X(PQstatus) X(PQsetNoticeProcessor) X(PQfinish) \

@@ -88,14 +88,15 @@ static void hand_over(stage *s)
 	pthread_mutex_unlock(&s->mu);
 }
 
-/* Room for a message of len payload bytes in the filling batch. NULL when out of memory. */
+/* Room for a message of len payload bytes in the filling batch (waiting for a free batch if
+ * every one is queued). */
 static struct msg *reserve(stage *s, uint32_t type, uint64_t key, uint64_t ts_us, size_t len)
 {
 	size_t need = sizeof(struct msg) + ((len + 7) & ~(size_t)7);
 	if (s->filling && s->filling->used + need > sizeof(s->filling->data))
 		hand_over(s);
-	if (!s->filling && !(s->filling = get_free(s)))
-		return NULL;
+	if (!s->filling)
+		s->filling = get_free(s);
 	struct msg *m = (struct msg *)(s->filling->data + s->filling->used);
 	m->type = type;
 	m->len = (uint32_t)(need - sizeof(struct msg));
@@ -112,10 +113,6 @@ int stage_packet(stage *s, uint32_t slot, const uint8_t *ip, uint32_t ip_cap, ui
 	if (ip_cap > STAGE_MAX_IP)
 		ip_cap = STAGE_MAX_IP; /* nDPI reads at most 64 KiB of a packet anyway */
 	struct msg *m = reserve(s, MSG_PACKET, slot, ts_us, sizeof(uint32_t) + ip_cap);
-	if (!m) {
-		atomic_store(&s->failed, 1);
-		return -1;
-	}
 	uint8_t *p = (uint8_t *)(m + 1);
 	memcpy(p, &ip_cap, sizeof(ip_cap));
 	memcpy(p + sizeof(ip_cap), ip, ip_cap);
@@ -132,10 +129,6 @@ static int put_record(stage *s, uint32_t type, uint32_t slot, const struct flow_
 	size_t name = with_name && rec->server_name ? strlen(rec->server_name) + 1 : 0;
 	struct msg *m = reserve(s, type, slot, 0,
 	                        sizeof(*rec) + sizeof(void *) + name);
-	if (!m) {
-		atomic_store(&s->failed, 1);
-		return -1;
-	}
 	const void *from = rec;
 	uint8_t *body = (uint8_t *)(m + 1);
 	memcpy(body, rec, sizeof(*rec));
@@ -159,10 +152,7 @@ int stage_tick(stage *s)
 {
 	if (atomic_load(&s->failed))
 		return -1;
-	if (!reserve(s, MSG_TICK, 0, 0, 0)) {
-		atomic_store(&s->failed, 1);
-		return -1;
-	}
+	reserve(s, MSG_TICK, 0, 0, 0);
 	hand_over(s);
 	return 0;
 }

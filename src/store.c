@@ -102,9 +102,8 @@ static int check_identity(store *s, bool *fresh)
 
 static int build_indexes(store *s);
 
-/* Sets the journal mode (and the synchronous level that keeps it safe against power loss);
- * whether the database is now in that mode. SQLite leaves the mode as it was while another
- * connection has the file open. */
+/* Sets the journal mode, and the synchronous level to go with it; whether the database is now
+ * in that mode. SQLite leaves the mode as it was while another connection has the file open. */
 static bool journal_mode(store *s, const char *mode, const char *sync)
 {
 	char sql[64];
