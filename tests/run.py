@@ -1506,6 +1506,35 @@ def t_valgrind(binary, tmp):
         raise AssertionError("valgrind exit %d:\n%s" % (r.returncode, r.stderr[-3000:]))
 
 
+@test("libpq-loaded-only-for-postgresql", ("release", "asan"))
+def t_libpq_on_demand(binary, tmp):
+    """libpq is loaded when a postgresql:// target is used, not linked: in a mount namespace
+    where libpq.so.5 is an empty file, an SQLite run works and a PostgreSQL one says, in one
+    line, that the library cannot be loaded."""
+    if os.geteuid() != 0 or not shutil.which("unshare"):
+        raise Skip("needs root and unshare (a mount namespace)")
+    lib = subprocess.run(["python3", "-c", "import ctypes.util; print(ctypes.util.find_library('pq'))"],
+                         stdout=subprocess.PIPE, text=True).stdout.strip()
+    path = next((os.path.join(d, lib) for d in ("/usr/lib/x86_64-linux-gnu", "/lib/x86_64-linux-gnu",
+                                                 "/usr/lib", "/lib") if lib and os.path.exists(os.path.join(d, lib))), None)
+    if not path:
+        raise Skip("libpq.so.5 not found")
+    db = os.path.join(tmp, "nolibpq.db")
+    script = ('mount --bind /dev/null "$1" || exit 99; "$2" --version | grep "^libpq"; '
+              '"$2" -q -r "$3" -o "$4"; echo "sqlite $?"; '
+              '"$2" -q -r "$3" -o postgresql://iw@127.0.0.1:1/flows; echo "postgresql $?"')
+    r = subprocess.run(["unshare", "-m", "sh", "-c", script, "sh", path, binary,
+                        os.path.join(PCAPS, "demo.pcap"), db],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV, timeout=120)
+    if r.returncode == 99:
+        raise Skip("cannot bind-mount over %s" % path)
+    eq(r.stdout.splitlines(), ["libpq not found", "sqlite 0", "postgresql 2"], "outcomes")
+    eq(count_rows(db, "SELECT count(*) FROM flows"), 10, "rows written without libpq")
+    err = [l for l in r.stderr.splitlines() if l.strip()]
+    eq(len(err), 1, "error lines: %r" % err)
+    assert err[0].startswith("iwscope: cannot load the PostgreSQL client library: "), err
+
+
 # ---------------------------------------------------------------------------------------------
 # Many probes, one database (issue 9): a real PostgreSQL 15 server, started by the tests
 
