@@ -5,6 +5,7 @@ ASan+UBSan build, prints PASS / FAIL / SKIP per test and ends with `N passed, N 
     python3 tests/run.py [-k SUBSTRING] [-v]
 """
 import concurrent.futures
+import ctypes.util
 import glob
 import hashlib
 import json
@@ -1513,8 +1514,7 @@ def t_libpq_on_demand(binary, tmp):
     line, that the library cannot be loaded."""
     if os.geteuid() != 0 or not shutil.which("unshare"):
         raise Skip("needs root and unshare (a mount namespace)")
-    lib = subprocess.run(["python3", "-c", "import ctypes.util; print(ctypes.util.find_library('pq'))"],
-                         stdout=subprocess.PIPE, text=True).stdout.strip()
+    lib = ctypes.util.find_library("pq")
     path = next((os.path.join(d, lib) for d in ("/usr/lib/x86_64-linux-gnu", "/lib/x86_64-linux-gnu",
                                                  "/usr/lib", "/lib") if lib and os.path.exists(os.path.join(d, lib))), None)
     if not path:
