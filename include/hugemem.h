@@ -5,6 +5,7 @@
 #ifndef IWSCOPE_HUGEMEM_H
 #define IWSCOPE_HUGEMEM_H
 
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -14,7 +15,7 @@
 /* size bytes (zeroed when zero is set), 2 MiB-aligned, in whole 2 MiB pages advised
  * MADV_HUGEPAGE (advice only: without transparent huge pages they are plain pages); free()
  * frees them. NULL when out of memory. */
-static inline void *huge_alloc(size_t size, int zero)
+static inline void *huge_alloc(size_t size, bool zero)
 {
 	size_t whole = (size + HUGEMEM_PAGE - 1) & ~(HUGEMEM_PAGE - 1);
 	void *p = aligned_alloc(HUGEMEM_PAGE, whole);

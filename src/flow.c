@@ -234,7 +234,7 @@ struct flow *flow_insert(flow_table *t, const struct pkt *p, bool src_is_client)
 		uint32_t used = t->nchunks * CHUNK_FLOWS;
 		if (t->count >= used) { /* every allocated slot is in use: add a chunk */
 			/* 4096 flows, just under 2 MiB: touched end to end right below */
-			struct flow *chunk = huge_alloc((size_t)CHUNK_FLOWS * sizeof(*chunk), 1);
+			struct flow *chunk = huge_alloc((size_t)CHUNK_FLOWS * sizeof(*chunk), true);
 			if (!chunk)
 				return NULL;
 			t->chunks[t->nchunks++] = chunk;

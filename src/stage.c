@@ -314,7 +314,7 @@ stage *stage_start(dpi_ctx *dpi, struct sink *sinks, unsigned nsinks)
 		return NULL;
 	/* the queue's memory bound, allocated at once: its batches come into use in order, each
 	 * new one in pages nothing touched yet (4 MiB: two huge pages rather than 1024 faults) */
-	if (!(s->pool = huge_alloc((size_t)STAGE_BATCHES * sizeof(struct batch), 0))) {
+	if (!(s->pool = huge_alloc((size_t)STAGE_BATCHES * sizeof(struct batch), false))) {
 		free(s);
 		return NULL;
 	}
