@@ -28,7 +28,12 @@ void classify_iw_class(char *buf, size_t len, unsigned segs, int exact);
 /* p0f-style option layout ("mss,sok,ts,nop,ws") of a SYN into buf. */
 void classify_olayout(char *buf, size_t len, const struct syn_info *si);
 
+/* Names of the verdict and its evidence as stored (schema/sqlite.sql); static strings, NULL
+ * where the column is NULL. */
 const char *classify_limit_name(enum ff_limit l);
+const char *classify_rule_name(enum ff_rule r);
+const char *classify_end_rule_name(enum ff_end e); /* tsecr | timing | pause | none */
+const char *classify_next_name(enum ff_next n);    /* ack | timer | request | late | NULL */
 const char *classify_handshake_name(enum handshake_kind k);
 const char *classify_end_name(enum end_reason r);
 

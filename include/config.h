@@ -30,6 +30,19 @@
 #ifndef FLIGHT_CWND_RTTS_X10
 #define FLIGHT_CWND_RTTS_X10 15 /* next data within 1.5 RTT of the flight's end => cwnd */
 #endif
+#ifndef FLIGHT_PAUSE_RTT_DIV
+#define FLIGHT_PAUSE_RTT_DIV 2 /* rule 3: a pause is at least handshake RTT / 2 ... */
+#endif
+#ifndef FLIGHT_PAUSE_SPACING
+#define FLIGHT_PAUSE_SPACING 3 /* ... and at least 3 x the flight's largest silence so far */
+#endif
+#ifndef FLIGHT_GAP_FIRST_DIV
+#define FLIGHT_GAP_FIRST_DIV 4 /* timing only: a flight's first silence of RTT / 4 or more
+                                 * (no spacing to compare with yet) marks a possible end */
+#endif
+#ifndef FLIGHT_TIMER_MIN_US
+#define FLIGHT_TIMER_MIN_US 10000u /* a timer send comes no sooner (Linux's TLP floor) */
+#endif
 #ifndef DEFAULT_MSS
 #define DEFAULT_MSS 536 /* RFC 9293 3.7.1: MSS when the option is absent */
 #endif

@@ -15,9 +15,20 @@ struct flight_opts {
  * handshake_update and before the per-side counters are updated. */
 void flight_update(struct flow *f, const struct pkt *p, int dir, const struct flight_opts *o);
 
-/* The verdict on the first flight of f's client (sender 0) or server (sender 1). *smss gets
- * the segment size used (0 when unknown). */
-enum ff_limit flight_limit(const struct flow *f, int sender, uint16_t *smss);
+/* The verdict on one sender's first flight, with the evidence behind it. */
+struct ff_verdict {
+	enum ff_limit limit;
+	enum ff_rule rule;  /* membership rule; RULE_NONE without data */
+	enum ff_end end;    /* what located the end */
+	enum ff_next next;  /* what the next new data came after */
+	uint32_t segs;      /* the count the verdict is about (a lower bound unless cwnd) */
+	uint32_t bytes;
+	uint16_t smss;      /* segment size used; 0 when unknown */
+	int64_t pause_us;   /* silence before the next new data; -1 when none followed */
+};
+
+/* The verdict on the first flight of f's client (sender 0) or server (sender 1). */
+void flight_verdict(const struct flow *f, int sender, struct ff_verdict *v);
 
 /* Round trips at the vantage point, from the handshake, in microseconds; -1 when unknown.
  * leg 0 = vantage <-> client (SYN-ACK -> ACK), leg 1 = vantage <-> server (SYN -> SYN-ACK). */

@@ -27,8 +27,24 @@ struct syn_info {
 };
 
 enum ff_state { FF_WAIT = 0, FF_OPEN, FF_CLOSED };
-enum ff_limit { LIMIT_UNKNOWN = 0, LIMIT_NONE, LIMIT_CWND, LIMIT_RWND, LIMIT_APP, LIMIT_LOSS };
+/* Why a first flight stopped (INFERENCE.md "Why the flight stopped"). */
+enum ff_limit {
+	LIMIT_UNKNOWN = 0, LIMIT_NONE, LIMIT_CWND, LIMIT_RWND, LIMIT_APP, LIMIT_LOSS, LIMIT_NAGLE,
+	LIMIT_AMBIGUOUS
+};
+/* Which rule decided flight membership: the TSecr echo or timing against the handshake. */
 enum ff_rule { RULE_NONE = 0, RULE_TSECR, RULE_TIMING };
+/* What located the flight's end: the first new data after it was excluded by TSecr, by
+ * timing, or came after a pause (rule 3); END_NONE: no new data followed. */
+enum ff_end { FF_END_NONE = 0, FF_END_TSECR, FF_END_TIMING, FF_END_PAUSE };
+/* What the sender's next new data came after. */
+enum ff_next {
+	FF_NEXT_NONE = 0, /* nothing new followed */
+	FF_NEXT_ACK,      /* on the heels of an ACK of its data: released by it */
+	FF_NEXT_TIMER,    /* after a pause with the flight's TSecr: no ACK processed (TLP, RTO) */
+	FF_NEXT_REQUEST,  /* after the receiver sent new data or a FIN of its own */
+	FF_NEXT_LATE      /* later than 1.5 handshake RTTs, or with no ACK seen before it */
+};
 
 /* One sender's first flight (INFERENCE.md). Sequence numbers are relative to the sender's
  * ISN + 1. */
@@ -43,17 +59,27 @@ struct first_flight {
 	uint32_t a1_tsval;          /* receiver's TSval on A1 */
 	uint32_t r_tsval_before;    /* receiver's last TSval before the sender's first data */
 	uint32_t rwnd_field;        /* receiver's window field in its last segment before data */
+	uint32_t last_tsecr;        /* TSecr of the flight's last packet (valid with last_ts) */
+	uint32_t max_gap_us;        /* the flight's own spacing: largest silence inside it */
+	uint32_t gap_segs, gap_bytes; /* segments and bytes before its first marked silence
+	                               * (INFERENCE.md "ambiguous"); 0 = none */
 	uint16_t smss;              /* nominal: receiver MSS minus the sender's per-segment options */
 	uint16_t max_payload;       /* largest flight-1 packet payload */
 	uint16_t n_max;             /* flight-1 packets of exactly max_payload */
+	uint16_t last_payload;      /* payload of the flight's last packet */
 	uint8_t state;              /* enum ff_state */
 	uint8_t rule;               /* enum ff_rule */
+	uint8_t end;                /* enum ff_end, once closed */
 	bool a1_seen;
+	bool a1_before_next;        /* A1 was seen before the next new data */
+	bool next_pause;            /* the next new data came after a pause (rule 3) */
+	bool next_timer;            /* ... and echoed the flight's TSecr: a timer send */
+	bool last_ts;               /* last_tsecr valid */
 	bool r_ts_before;           /* r_tsval_before valid */
 	bool rwnd_from_syn;         /* rwnd_field came from the receiver's SYN: never scaled */
 	bool rwnd_known;
 	bool loss;                  /* hole or retransmission inside flight 1 */
-	bool r_data_before_next;    /* receiver sent new data between flight start and next data */
+	bool r_data_before_next;    /* receiver sent new data or a FIN before the next data */
 };
 
 /* One endpoint of a flow and everything it sent (its address and port are in struct flow,

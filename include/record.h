@@ -14,6 +14,9 @@ struct side_record {
 	int64_t pkts, bytes;
 	int64_t iw_bytes, iw_segs, smss, ff_start_us, ff_end_us;
 	const char *iw_limit, *iw_class, *iw_rule, *iw_std;
+	const char *iw_end;     /* what located the flight's end: tsecr | timing | pause | none */
+	const char *iw_next;    /* what the next new data came after: ack | timer | request | late */
+	int64_t iw_pause_us;    /* silence before that next new data */
 	char olayout_buf[128];
 	char iw_class_buf[16];
 };

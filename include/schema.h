@@ -5,7 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define SCHEMA_VERSION 2
+#define SCHEMA_VERSION 3
 
 /* A flow's identity: unique in flows, and the conflict target of every upsert. It holds
  * server_ip, the distribution column on Citus, where a unique key must contain it. */

@@ -78,12 +78,15 @@ CREATE TABLE flows (
   c_iw_bytes    bigint,  s_iw_bytes    bigint,
   c_iw_segs     bigint,  s_iw_segs     bigint,
   c_smss        bigint,  s_smss        bigint,
-  c_iw_limit    text,     s_iw_limit    text,     -- cwnd | rwnd | app | loss | none
-  c_iw_class    text,     s_iw_class    text,     -- IWn (cwnd) | >=IWn (app, rwnd)
+  c_iw_limit    text,     s_iw_limit    text,     -- cwnd | rwnd | nagle | app | ambiguous | loss | none
+  c_iw_class    text,     s_iw_class    text,     -- IWn (cwnd) | >=IWn (rwnd, nagle, app, ambiguous)
   c_iw_rule     text,     s_iw_rule     text,     -- tsecr | timing
   c_iw_std      text,     s_iw_std      text,     -- rfc6928 | rfc3390 | rfc2581 | custom (cwnd only)
   c_ff_start_us bigint,  s_ff_start_us bigint,
   c_ff_end_us   bigint,  s_ff_end_us   bigint,
+  c_iw_end      text,     s_iw_end      text,     -- what located the end: tsecr | timing | pause | none
+  c_iw_next     text,     s_iw_next     text,     -- the next new data came after: ack | timer | request | late
+  c_iw_pause_us bigint,  s_iw_pause_us bigint,  -- silence before that next new data
   duration_us   bigint,
   end_reason    text,                -- fin | rst | idle | evicted | reuse | capture_end
   app_proto     text,                -- nDPI master.app, e.g. TLS.YouTube; Unknown if undetected
@@ -100,4 +103,4 @@ CREATE UNIQUE INDEX flows_key ON flows(probe, run_id, flow_key, server_ip);
 
 CREATE INDEX flows_server ON flows(server_ip, server_port);
 
-COMMENT ON TABLE runs IS 'iwscope schema 2';
+COMMENT ON TABLE runs IS 'iwscope schema 3';

@@ -10,7 +10,7 @@
 -- (*_iw_*, *_smss, *_ff_*) describe that side as a sender.
 
 PRAGMA application_id = 1230459715; -- 0x49575343, 'IWSC'
-PRAGMA user_version = 2;
+PRAGMA user_version = 3;
 
 CREATE TABLE runs (
   probe           TEXT NOT NULL,     -- capture point (--probe, default the host name)
@@ -85,12 +85,15 @@ CREATE TABLE flows (
   c_iw_bytes    INTEGER,  s_iw_bytes    INTEGER,
   c_iw_segs     INTEGER,  s_iw_segs     INTEGER,
   c_smss        INTEGER,  s_smss        INTEGER,
-  c_iw_limit    TEXT,     s_iw_limit    TEXT,     -- cwnd | rwnd | app | loss | none
-  c_iw_class    TEXT,     s_iw_class    TEXT,     -- IWn (cwnd) | >=IWn (app, rwnd)
+  c_iw_limit    TEXT,     s_iw_limit    TEXT,     -- cwnd | rwnd | nagle | app | ambiguous | loss | none
+  c_iw_class    TEXT,     s_iw_class    TEXT,     -- IWn (cwnd) | >=IWn (rwnd, nagle, app, ambiguous)
   c_iw_rule     TEXT,     s_iw_rule     TEXT,     -- tsecr | timing
   c_iw_std      TEXT,     s_iw_std      TEXT,     -- rfc6928 | rfc3390 | rfc2581 | custom (cwnd only)
   c_ff_start_us INTEGER,  s_ff_start_us INTEGER,
   c_ff_end_us   INTEGER,  s_ff_end_us   INTEGER,
+  c_iw_end      TEXT,     s_iw_end      TEXT,     -- what located the end: tsecr | timing | pause | none
+  c_iw_next     TEXT,     s_iw_next     TEXT,     -- the next new data came after: ack | timer | request | late
+  c_iw_pause_us INTEGER,  s_iw_pause_us INTEGER,  -- silence before that next new data
   duration_us   INTEGER,
   end_reason    TEXT,                -- fin | rst | idle | evicted | reuse | capture_end
   app_proto     TEXT,                -- nDPI master.app, e.g. TLS.YouTube; Unknown if undetected

@@ -27,7 +27,7 @@ CREATE VIEW servers AS
     FROM flows GROUP BY server_ip, server_port;
 
 -- One row per server address and port: the IW its exact (cwnd) flows agree on, the highest
--- lower bound from app/rwnd flows, and whether they disagree (INFERENCE.md "Per-host verdicts").
+-- lower bound from the others (app, rwnd, nagle, ambiguous), and whether they disagree (INFERENCE.md "Per-host verdicts").
 CREATE VIEW server_iw AS
   SELECT server_ip, server_port,
          count(*) AS flows,
@@ -37,11 +37,11 @@ CREATE VIEW server_iw AS
               THEN max(CASE WHEN s_iw_limit = 'cwnd' THEN s_iw_segs END) END AS iw,
          min(CASE WHEN s_iw_limit = 'cwnd' THEN s_iw_segs END) AS iw_min,
          max(CASE WHEN s_iw_limit = 'cwnd' THEN s_iw_segs END) AS iw_max,
-         max(CASE WHEN s_iw_limit IN ('app', 'rwnd') THEN s_iw_segs END) AS lower_bound,
+         max(CASE WHEN s_iw_limit IN ('app', 'rwnd', 'nagle', 'ambiguous') THEN s_iw_segs END) AS lower_bound,
          max(CASE WHEN s_iw_limit = 'cwnd' THEN s_iw_std END) AS iw_std,
          CASE WHEN min(CASE WHEN s_iw_limit = 'cwnd' THEN s_iw_segs END)
                  <> max(CASE WHEN s_iw_limit = 'cwnd' THEN s_iw_segs END)
-                OR max(CASE WHEN s_iw_limit IN ('app', 'rwnd') THEN s_iw_segs END)
+                OR max(CASE WHEN s_iw_limit IN ('app', 'rwnd', 'nagle', 'ambiguous') THEN s_iw_segs END)
                  > max(CASE WHEN s_iw_limit = 'cwnd' THEN s_iw_segs END)
               THEN 1 ELSE 0 END AS disagree,
          max(app_proto) AS app_proto, max(server_name) AS server_name

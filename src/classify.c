@@ -175,6 +175,39 @@ const char *classify_limit_name(enum ff_limit l)
 	case LIMIT_RWND: return "rwnd";
 	case LIMIT_APP: return "app";
 	case LIMIT_LOSS: return "loss";
+	case LIMIT_NAGLE: return "nagle";
+	case LIMIT_AMBIGUOUS: return "ambiguous";
+	default: return NULL;
+	}
+}
+
+const char *classify_rule_name(enum ff_rule r)
+{
+	switch (r) {
+	case RULE_TSECR: return "tsecr";
+	case RULE_TIMING: return "timing";
+	default: return NULL;
+	}
+}
+
+const char *classify_end_rule_name(enum ff_end e)
+{
+	switch (e) {
+	case FF_END_NONE: return "none";
+	case FF_END_TSECR: return "tsecr";
+	case FF_END_TIMING: return "timing";
+	case FF_END_PAUSE: return "pause";
+	default: return NULL;
+	}
+}
+
+const char *classify_next_name(enum ff_next n)
+{
+	switch (n) {
+	case FF_NEXT_ACK: return "ack";
+	case FF_NEXT_TIMER: return "timer";
+	case FF_NEXT_REQUEST: return "request";
+	case FF_NEXT_LATE: return "late";
 	default: return NULL;
 	}
 }

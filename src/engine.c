@@ -202,28 +202,35 @@ static void side_syn_record(const struct side *sd, struct side_record *r)
 
 static void side_flight_record(const struct flow *f, int sender, struct side_record *r)
 {
-	const struct side *sd = sender == 0 ? &f->c : &f->s;
-	const struct first_flight *ff = &sd->ff;
-	uint16_t smss;
-	enum ff_limit lim = flight_limit(f, sender, &smss);
-	r->iw_limit = classify_limit_name(lim);
+	struct ff_verdict v;
+	flight_verdict(f, sender, &v);
+	r->iw_limit = classify_limit_name(v.limit);
 	r->iw_class = NULL;
 	r->iw_std = NULL;
 	r->iw_rule = NULL;
-	bool data = lim != LIMIT_UNKNOWN && lim != LIMIT_NONE;
-	r->iw_bytes = data ? ff->bytes : (lim == LIMIT_NONE ? 0 : NULL64);
-	r->iw_segs = data ? ff->segs : (lim == LIMIT_NONE ? 0 : NULL64);
-	r->smss = data && smss ? smss : NULL64;
+	r->iw_end = NULL;
+	r->iw_next = NULL;
+	r->iw_pause_us = NULL64;
+	bool data = v.limit != LIMIT_UNKNOWN && v.limit != LIMIT_NONE;
+	r->iw_bytes = data ? v.bytes : (v.limit == LIMIT_NONE ? 0 : NULL64);
+	r->iw_segs = data ? v.segs : (v.limit == LIMIT_NONE ? 0 : NULL64);
+	r->smss = data && v.smss ? v.smss : NULL64;
+	const struct first_flight *ff = sender == 0 ? &f->c.ff : &f->s.ff;
 	r->ff_start_us = data ? (int64_t)ff->first_us : NULL64;
 	r->ff_end_us = data ? (int64_t)ff->last_us : NULL64;
-	if (data)
-		r->iw_rule = ff->rule == RULE_TSECR ? "tsecr" : "timing";
-	if (lim == LIMIT_CWND) {
-		classify_iw_class(r->iw_class_buf, sizeof(r->iw_class_buf), ff->segs, 1);
+	if (data) {
+		r->iw_rule = classify_rule_name(v.rule);
+		r->iw_end = classify_end_rule_name(v.end);
+		r->iw_next = classify_next_name(v.next);
+		r->iw_pause_us = v.pause_us >= 0 ? v.pause_us : NULL64;
+	}
+	if (v.limit == LIMIT_CWND) {
+		classify_iw_class(r->iw_class_buf, sizeof(r->iw_class_buf), v.segs, 1);
 		r->iw_class = r->iw_class_buf;
-		r->iw_std = classify_iw_std(ff->segs, smss);
-	} else if (lim == LIMIT_APP || lim == LIMIT_RWND) {
-		classify_iw_class(r->iw_class_buf, sizeof(r->iw_class_buf), ff->segs, 0);
+		r->iw_std = classify_iw_std(v.segs, v.smss);
+	} else if (v.limit == LIMIT_APP || v.limit == LIMIT_RWND || v.limit == LIMIT_NAGLE ||
+	           v.limit == LIMIT_AMBIGUOUS) {
+		classify_iw_class(r->iw_class_buf, sizeof(r->iw_class_buf), v.segs, 0);
 		r->iw_class = r->iw_class_buf;
 	}
 }

@@ -3,8 +3,12 @@
  *   more: by TSecr (RFC 7323) when both SYNs negotiated timestamps, else by timing with the
  *   vantage-to-S round trip from the handshake;
  * - segments are ceil(payload / smss) per new-data packet (senders count cwnd in packets);
- * - the flight stopped for cwnd, rwnd, app or loss, judged when the flow is written. */
+ * - a pause ends the flight whatever the rules above allow (rule 3);
+ * - the flight stopped for cwnd, rwnd, nagle, app, ambiguous or loss, judged when the flow is
+ *   written, with the evidence beside the verdict (struct ff_verdict). */
 #include "flight.h"
+
+#include <string.h>
 
 #include "config.h"
 
@@ -41,6 +45,15 @@ static bool ts_negotiated(const struct flow *f)
 	return (f->c.syn.present & OPT_TS) && (f->s.syn.present & OPT_TS);
 }
 
+/* S's nominal segment size: R's MSS less the option bytes S puts in every data segment (the
+ * timestamp option, padded: 12); 0 while R's MSS is unknown. */
+static uint16_t nominal_smss(const struct side *r, const struct pkt *p)
+{
+	uint16_t mss = receiver_mss(r);
+	uint16_t opt = (p->opt.present & OPT_TS) ? 12 : 0;
+	return mss > opt ? (uint16_t)(mss - opt) : 0;
+}
+
 /* S's first new data: snapshot what R had said before it. */
 static void flight_open(struct first_flight *ff, const struct side *r, const struct pkt *p)
 {
@@ -51,12 +64,10 @@ static void flight_open(struct first_flight *ff, const struct side *r, const str
 	ff->rwnd_known = r->win_known;
 	ff->rwnd_field = r->last_win;
 	ff->rwnd_from_syn = r->win_is_syn;
-	uint16_t mss = receiver_mss(r);
-	uint16_t opt = (p->opt.present & OPT_TS) ? 12 : 0; /* TS option, padded, in every segment */
-	ff->smss = mss > opt ? (uint16_t)(mss - opt) : 0;
+	ff->smss = nominal_smss(r, p);
 }
 
-/* Is S's new-data packet p still in flight 1? */
+/* Is S's new-data packet p still in flight 1 by rule 1 (TSecr) or 2 (timing)? */
 static bool in_flight1(const struct flow *f, const struct first_flight *ff, int sender,
                        const struct pkt *p)
 {
@@ -74,14 +85,99 @@ static bool in_flight1(const struct flow *f, const struct first_flight *ff, int 
 	return (int64_t)p->ts_us < (int64_t)ff->a1_us + leg - tol;
 }
 
-/* p is from S (index sender): new data, retransmission or hole for S's flight. */
+/* Rule 3: a silence of gap_us before new data, at least half the handshake RTT and three times
+ * the flight's own spacing so far, ends the flight (a timer send, an application pause, or the
+ * next flight of a path faster than its handshake). Unknown without the handshake's RTT. */
+static bool is_pause(const struct flow *f, const struct first_flight *ff, uint64_t gap_us)
+{
+	int64_t rtt = flight_rtt(f);
+	if (rtt <= 0)
+		return false;
+	return (int64_t)gap_us * FLIGHT_PAUSE_RTT_DIV >= rtt &&
+	       gap_us >= (uint64_t)FLIGHT_PAUSE_SPACING * ff->max_gap_us;
+}
+
+/* A silence inside flight 1 that stands out of the flight's spacing (three times it, at least
+ * the timing tolerance; the first one at least a quarter of the handshake RTT): where the
+ * flight may have ended if the handshake's RTT overstated the data's. Timing alone cannot tell,
+ * so such a flight is only a lower bound up to there. */
+static bool marks_gap(const struct flow *f, const struct first_flight *ff, uint64_t gap_us)
+{
+	int64_t rtt = flight_rtt(f);
+	if (rtt <= 0 || gap_us < (uint64_t)FLIGHT_PAUSE_SPACING * ff->max_gap_us)
+		return false;
+	if ((int64_t)gap_us * FLIGHT_TOL_DIV < rtt)
+		return false;
+	return ff->max_gap_us > 0 || (int64_t)gap_us * FLIGHT_GAP_FIRST_DIV >= rtt;
+}
+
+/* Whether S's TSecr can show that S processed nothing from R between two of its segments. */
+static bool tsecr_usable(const struct flow *f, const struct first_flight *ff,
+                         const struct pkt *p, const struct flight_opts *o)
+{
+	return !o->force_timing && ts_negotiated(f) && (p->opt.present & OPT_TS) && ff->last_ts &&
+	       !(ff->a1_seen && ff->rule == RULE_TIMING); /* R's clock ticked slower than the RTT */
+}
+
+/* S's new data p is not in flight 1: the flight ends, with what located its end. */
+static void flight_close(const struct flow *f, struct first_flight *ff, const struct pkt *p,
+                         enum ff_end why, bool pause, const struct flight_opts *o)
+{
+	ff->state = FF_CLOSED;
+	ff->fl_end = ff->snd_nxt;
+	ff->next_us = p->ts_us;
+	ff->end = (uint8_t)why;
+	ff->next_pause = pause;
+	ff->a1_before_next = ff->a1_seen;
+	/* new data after a pause that echoes the flight's TSecr: S had processed nothing from R,
+	 * so no ACK released it; a timer sent it (a tail-loss probe, an RTO), which no stack
+	 * fires sooner than 1.5 RTTs (RFC 8985: PTO = 2 SRTT) nor within 10 ms */
+	uint64_t gap = p->ts_us - ff->last_us;
+	int64_t rtt = flight_rtt(f);
+	ff->next_timer = pause && tsecr_usable(f, ff, p, o) && p->opt.tsecr == ff->last_tsecr &&
+	                 gap >= FLIGHT_TIMER_MIN_US && (int64_t)gap * 10 >= rtt * FLIGHT_CWND_RTTS_X10;
+}
+
+/* p, new data of S, joins flight 1. */
+static void flight_add(const struct flow *f, struct first_flight *ff, const struct pkt *p,
+                       uint32_t newlen)
+{
+	if (ff->segs) {
+		uint64_t gap = p->ts_us > ff->last_us ? p->ts_us - ff->last_us : 0;
+		if (!ff->gap_segs && marks_gap(f, ff, gap)) {
+			ff->gap_segs = ff->segs;
+			ff->gap_bytes = ff->bytes;
+		}
+		if (gap > ff->max_gap_us)
+			ff->max_gap_us = gap > UINT32_MAX ? UINT32_MAX : (uint32_t)gap;
+	}
+	ff->bytes += newlen;
+	ff->segs += ff->smss ? (newlen + ff->smss - 1) / ff->smss : 1;
+	ff->last_us = p->ts_us;
+	uint16_t pl = p->payload_len > 0xffff ? 0xffff : (uint16_t)p->payload_len;
+	ff->last_payload = pl;
+	ff->last_ts = (p->opt.present & OPT_TS) != 0;
+	ff->last_tsecr = p->opt.tsecr;
+	if (pl > ff->max_payload) {
+		ff->max_payload = pl;
+		ff->n_max = 1;
+	} else if (pl == ff->max_payload) {
+		ff->n_max++;
+	}
+}
+
+/* p is from S (index sender): new data, retransmission or hole for S's flight. Data on S's
+ * SYN (TCP Fast Open, RFC 7413) is new data: its first byte is ISN + 1. */
 static void sender_packet(struct flow *f, struct side *s, const struct side *r, int sender,
-                          const struct pkt *p)
+                          const struct pkt *p, const struct flight_opts *o)
 {
 	struct first_flight *ff = &s->ff;
-	if (!s->isn_known || p->payload_len == 0 || (p->flags & TH_SYN))
+	if (!s->isn_known || p->payload_len == 0)
 		return;
-	uint32_t rel = p->seq - (s->isn + 1);
+	bool syn = (p->flags & TH_SYN) != 0;
+	if (syn && p->seq != s->isn)
+		return;
+	uint32_t rel = p->seq + (syn ? 1u : 0u) - (s->isn + 1);
 	uint32_t end = rel + p->payload_len;
 	if (sdiff(rel, 0) < 0) {
 		if (ff->state == FF_OPEN)
@@ -92,6 +188,8 @@ static void sender_packet(struct flow *f, struct side *s, const struct side *r, 
 		flight_open(ff, r, p);
 		ff->snd_nxt = 0;
 	}
+	if (!ff->smss) /* TFO: data on the SYN went before R's MSS was known */
+		ff->smss = nominal_smss(r, p);
 	uint32_t fl_end = ff->state == FF_OPEN ? ff->snd_nxt : ff->fl_end;
 	if (sdiff(end, ff->snd_nxt) <= 0) { /* nothing new: a retransmission */
 		if (sdiff(rel, fl_end) < 0)
@@ -101,30 +199,28 @@ static void sender_packet(struct flow *f, struct side *s, const struct side *r, 
 	bool hole = sdiff(rel, ff->snd_nxt) > 0;
 	uint32_t newlen = hole ? p->payload_len : end - ff->snd_nxt;
 	if (ff->state == FF_OPEN) {
-		if (in_flight1(f, ff, sender, p)) {
+		uint64_t gap = ff->segs && p->ts_us > ff->last_us ? p->ts_us - ff->last_us : 0;
+		bool pause = ff->segs && is_pause(f, ff, gap);
+		enum ff_end why = FF_END_NONE;
+		if (!in_flight1(f, ff, sender, p))
+			why = ff->rule == RULE_TSECR && (p->opt.present & OPT_TS) ? FF_END_TSECR
+			                                                          : FF_END_TIMING;
+		else if (pause)
+			why = FF_END_PAUSE;
+		if (why != FF_END_NONE) {
+			flight_close(f, ff, p, why, pause, o);
+		} else {
 			/* a gap, or old bytes repacketized with new ones, inside flight 1 */
 			if (hole || sdiff(rel, ff->snd_nxt) < 0)
 				ff->loss = true;
-			ff->bytes += newlen;
-			ff->segs += ff->smss ? (newlen + ff->smss - 1) / ff->smss : 1;
-			ff->last_us = p->ts_us;
-			uint16_t pl = p->payload_len > 0xffff ? 0xffff : (uint16_t)p->payload_len;
-			if (pl > ff->max_payload) {
-				ff->max_payload = pl;
-				ff->n_max = 1;
-			} else if (pl == ff->max_payload) {
-				ff->n_max++;
-			}
-		} else {
-			ff->state = FF_CLOSED;
-			ff->fl_end = ff->snd_nxt;
-			ff->next_us = p->ts_us;
+			flight_add(f, ff, p, newlen);
 		}
 	}
 	ff->snd_nxt = end;
 }
 
-/* p is from R: it may be A1 for S's flight, new data of R's own, or SACK a hole in flight 1. */
+/* p is from R: it may be A1 for S's flight, new data or a FIN of R's own, or SACK a hole in
+ * flight 1. */
 static void receiver_packet(struct flow *f, struct side *s, const struct side *r,
                             const struct pkt *p, const struct flight_opts *o)
 {
@@ -144,8 +240,9 @@ static void receiver_packet(struct flow *f, struct side *s, const struct side *r
 			else
 				ff->rule = RULE_TSECR;
 		}
-		if (p->payload_len > 0 && !(p->flags & TH_SYN) && r->isn_known &&
-		    sdiff(p->seq + p->payload_len, r->snd_max) > 0)
+		if ((p->flags & TH_FIN) ||
+		    (p->payload_len > 0 && r->isn_known &&
+		     sdiff(p->seq + ((p->flags & TH_SYN) ? 1u : 0u) + p->payload_len, r->snd_max) > 0))
 			ff->r_data_before_next = true;
 	}
 	/* A SACK block above the cumulative ACK and inside flight 1 means a hole below it. */
@@ -164,7 +261,7 @@ void flight_update(struct flow *f, const struct pkt *p, int dir, const struct fl
 	if (f->roles_guessed)
 		return; /* no handshake: the first flight cannot be located */
 	receiver_packet(f, rcv, snd, p, o);
-	sender_packet(f, snd, rcv, dir, p);
+	sender_packet(f, snd, rcv, dir, p, o);
 }
 
 /* R's advertised window in bytes before S's data; false when unknown (INFERENCE.md: never
@@ -193,32 +290,96 @@ static bool receiver_window(const struct first_flight *ff, const struct side *r,
 	return true;
 }
 
-enum ff_limit flight_limit(const struct flow *f, int sender, uint16_t *smss)
+/* What S's next new data came after (INFERENCE.md "cwnd": on the heels of an ACK, within
+ * about 1.5 handshake RTTs of the flight's end, before R sent new data; or a timer send). */
+static enum ff_next next_kind(const struct flow *f, const struct first_flight *ff)
+{
+	if (ff->state != FF_CLOSED)
+		return FF_NEXT_NONE;
+	if (ff->r_data_before_next)
+		return FF_NEXT_REQUEST;
+	if (ff->next_timer)
+		return FF_NEXT_TIMER;
+	if (!ff->a1_before_next)
+		return FF_NEXT_LATE;
+	int64_t rtt = flight_rtt(f), gap = (int64_t)(ff->next_us - ff->last_us);
+	if (rtt > 0)
+		return gap * 10 <= rtt * FLIGHT_CWND_RTTS_X10 ? FF_NEXT_ACK : FF_NEXT_LATE;
+	return ff->end == FF_END_TSECR ? FF_NEXT_ACK : FF_NEXT_LATE;
+}
+
+/* The flight's last packet ended on a full segment of m bytes (a super-packet: on a multiple). */
+static bool ends_full(const struct first_flight *ff, uint16_t m)
+{
+	return m && ff->last_payload >= m && ff->last_payload % m == 0;
+}
+
+void flight_verdict(const struct flow *f, int sender, struct ff_verdict *v)
 {
 	const struct side *s = sender == 0 ? &f->c : &f->s;
 	const struct side *r = sender == 0 ? &f->s : &f->c;
 	const struct first_flight *ff = &s->ff;
-	*smss = 0;
-	if (f->roles_guessed || !s->isn_known)
-		return LIMIT_UNKNOWN;
-	if (ff->state == FF_WAIT)
-		return LIMIT_NONE;
+	memset(v, 0, sizeof(*v));
+	v->pause_us = -1;
+	if (f->roles_guessed || !s->isn_known) {
+		v->limit = LIMIT_UNKNOWN;
+		return;
+	}
+	if (ff->state == FF_WAIT) {
+		v->limit = LIMIT_NONE;
+		return;
+	}
 	uint16_t m = ff->smss;
 	/* full-sized segments smaller than the MSS allows (path MTU): use theirs */
 	if (ff->n_max >= 2 && (m == 0 || (ff->max_payload < m && 2u * ff->max_payload >= m)))
 		m = ff->max_payload;
 	if (m == 0)
 		m = ff->max_payload;
-	*smss = m;
-	if (ff->loss)
-		return LIMIT_LOSS;
-	uint32_t rwnd;
-	if (receiver_window(ff, r, s, &rwnd) && (uint64_t)ff->bytes + m > rwnd)
-		return LIMIT_RWND;
-	if (ff->state == FF_CLOSED && !ff->r_data_before_next) {
-		int64_t rtt = flight_rtt(f);
-		if (rtt < 0 || (int64_t)(ff->next_us - ff->last_us) * 10 <= rtt * FLIGHT_CWND_RTTS_X10)
-			return LIMIT_CWND;
+	v->smss = m;
+	v->rule = ff->rule == RULE_TSECR ? RULE_TSECR : RULE_TIMING;
+	v->end = (enum ff_end)ff->end;
+	v->next = next_kind(f, ff);
+	if (ff->state == FF_CLOSED)
+		v->pause_us = (int64_t)(ff->next_us - ff->last_us);
+	v->segs = ff->segs;
+	v->bytes = ff->bytes;
+	if (ff->loss) {
+		v->limit = LIMIT_LOSS;
+		return;
 	}
-	return LIMIT_APP;
+	/* Timing alone (no usable timestamps): the end is not visible where a silence inside the
+	 * flight stands out of its spacing (the handshake's RTT may have overstated the data's),
+	 * or where rule 2 put the boundary with no pause there (a queue before the vantage point
+	 * spread the flight over more than the round trip). A lower bound up to what is sure. */
+	if (ff->rule != RULE_TSECR && ff->state == FF_CLOSED && ff->end == FF_END_TIMING &&
+	    !ff->next_pause && v->next != FF_NEXT_REQUEST) {
+		v->limit = LIMIT_AMBIGUOUS;
+		if (ff->gap_segs) {
+			v->segs = ff->gap_segs;
+			v->bytes = ff->gap_bytes;
+		}
+		return;
+	}
+	if (ff->rule != RULE_TSECR && ff->gap_segs) {
+		v->limit = LIMIT_AMBIGUOUS;
+		v->segs = ff->gap_segs;
+		v->bytes = ff->gap_bytes;
+		return;
+	}
+	uint32_t rwnd;
+	if (receiver_window(ff, r, s, &rwnd) && (uint64_t)ff->bytes + m > rwnd && ff->bytes <= rwnd) {
+		v->limit = LIMIT_RWND;
+		return;
+	}
+	switch (v->next) {
+	case FF_NEXT_ACK:
+	case FF_NEXT_TIMER:
+		/* S had more to send at once: its window stopped it, unless the flight ended on a
+		 * short segment and the rest waited for its ACK (Nagle, one message per round trip) */
+		v->limit = ends_full(ff, m) ? LIMIT_CWND : LIMIT_NAGLE;
+		return;
+	default: /* nothing more, after R's data, or much later: S stopped on its own */
+		v->limit = LIMIT_APP;
+		return;
+	}
 }

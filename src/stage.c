@@ -201,8 +201,9 @@ static void rebase(struct flow_record *rec, const void *from)
 	const char *lo = from, *hi = lo + sizeof(*rec);
 	const char **fields[] = {
 		&rec->c.olayout, &rec->c.rwnd_class, &rec->c.iw_limit, &rec->c.iw_class,
-		&rec->c.iw_rule, &rec->c.iw_std, &rec->s.olayout, &rec->s.rwnd_class,
-		&rec->s.iw_limit, &rec->s.iw_class, &rec->s.iw_rule, &rec->s.iw_std,
+		&rec->c.iw_rule, &rec->c.iw_std, &rec->c.iw_end, &rec->c.iw_next,
+		&rec->s.olayout, &rec->s.rwnd_class, &rec->s.iw_limit, &rec->s.iw_class,
+		&rec->s.iw_rule, &rec->s.iw_std, &rec->s.iw_end, &rec->s.iw_next,
 		&rec->handshake, &rec->end_reason, &rec->app_proto, &rec->app_category,
 		&rec->server_name, &rec->dpi_method,
 	};

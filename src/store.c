@@ -190,7 +190,8 @@ static int heal_index(store *s, const char *name, int nlen, const char *stmt, in
 static const char *const side_columns[] = {
 	"syn_win", "mss", "wscale", "sack", "ts", "tfo", "ttl", "ittl", "olayout", "quirks",
 	"syn_bytes", "syn_retx", "rwnd_class", "pkts", "bytes", "iw_bytes", "iw_segs", "smss",
-	"iw_limit", "iw_class", "iw_rule", "iw_std", "ff_start_us", "ff_end_us",
+	"iw_limit", "iw_class", "iw_rule", "iw_std", "ff_start_us", "ff_end_us", "iw_end", "iw_next",
+	"iw_pause_us",
 };
 #define N_SIDE_COLUMNS (sizeof(side_columns) / sizeof(side_columns[0]))
 
@@ -395,6 +396,9 @@ static void bind_side(sqlite3_stmt *st, int *i, const struct side_record *r)
 	bind_text(st, (*i)++, r->iw_std);
 	bind_i64(st, (*i)++, r->ff_start_us);
 	bind_i64(st, (*i)++, r->ff_end_us);
+	bind_text(st, (*i)++, r->iw_end);
+	bind_text(st, (*i)++, r->iw_next);
+	bind_i64(st, (*i)++, r->iw_pause_us);
 }
 
 static int commit(store *s)
