@@ -32,10 +32,12 @@ SAN      := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-r
 .PHONY: all debug tsan deps demo test install clean truth fuzz fuzzers bench tools soak
 all: $(BUILD)/iwscope
 
-$(BUILD)/schema_sql.c: schema/sqlite.sql schema/postgresql.sql schema/views.sql tools/embed.sh
+$(BUILD)/schema_sql.c: schema/sqlite.sql schema/postgresql.sql schema/views.sql schema/migrate.sql tools/embed.sh
 	@mkdir -p $(@D)
 	{ sh tools/embed.sh store_schema_sql schema/sqlite.sql schema/views.sql && \
-	  sh tools/embed.sh pg_schema_sql schema/postgresql.sql schema/views.sql; } > $@
+	  sh tools/embed.sh pg_schema_sql schema/postgresql.sql schema/views.sql && \
+	  sh tools/embed.sh schema_views_sql schema/views.sql && \
+	  sh tools/embed.sh schema_migrate_sql schema/migrate.sql; } > $@
 
 $(BUILD)/%.o: src/%.c $(HDRS) | $(BUILD)
 	$(CC) $(ALL_CFLAGS) $(HARDEN) $(LTO) -c $< -o $@
@@ -118,7 +120,7 @@ truth: deps
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/iwscope $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 755 $(BUILD)/iwscope $(DESTDIR)$(PREFIX)/bin/iwscope
-	install -m 644 schema/sqlite.sql schema/postgresql.sql schema/views.sql \
+	install -m 644 schema/sqlite.sql schema/postgresql.sql schema/views.sql schema/migrate.sql \
 	  $(DESTDIR)$(PREFIX)/share/iwscope/
 	install -m 644 man/iwscope.1 $(DESTDIR)$(PREFIX)/share/man/man1/iwscope.1
 

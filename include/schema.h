@@ -6,6 +6,7 @@
 #include <stddef.h>
 
 #define SCHEMA_VERSION 3
+#define SCHEMA_OLDEST 2 /* the oldest version schema/migrate.sql upgrades from */
 
 /* A flow's identity: unique in flows, and the conflict target of every upsert. It holds
  * server_ip, the distribution column on Citus, where a unique key must contain it. */
@@ -37,5 +38,11 @@ bool schema_is_key(const char *key_cols, const char *col);
 /* Appends col to the SQL list in out (*n bytes used): "a", or with set "a=excluded.a" — the
  * column lists of an upsert. 0, or -1 when out is full. */
 int schema_list_add(char *out, size_t len, size_t *n, const char *col, bool set);
+
+/* The SQL that upgrades a database of version from (SCHEMA_OLDEST .. SCHEMA_VERSION - 1) to
+ * SCHEMA_VERSION: drops every view, applies schema/migrate.sql's steps, makes the views again.
+ * The caller runs it in one transaction, sets the version its dialect's way, and frees it.
+ * NULL for a version it cannot upgrade, or out of memory. */
+char *schema_upgrade_sql(int from);
 
 #endif

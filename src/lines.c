@@ -77,6 +77,14 @@ static int lines_flow(void *self, const struct flow_record *r)
 	json_int(o, "c_iw_segs", r->c.iw_segs);
 	json_str(o, "c_iw_limit", r->c.iw_limit);
 	json_str(o, "c_iw_class", r->c.iw_class);
+	json_str(o, "s_iw_rule", r->s.iw_rule);
+	json_str(o, "s_iw_end", r->s.iw_end);
+	json_str(o, "s_iw_next", r->s.iw_next);
+	json_int(o, "s_iw_pause_us", r->s.iw_pause_us);
+	json_str(o, "c_iw_rule", r->c.iw_rule);
+	json_str(o, "c_iw_end", r->c.iw_end);
+	json_str(o, "c_iw_next", r->c.iw_next);
+	json_int(o, "c_iw_pause_us", r->c.iw_pause_us);
 	json_str(o, "app_proto", r->app_proto);
 	json_str(o, "server_name", r->server_name);
 	json_str(o, "end_reason", r->end_reason);

@@ -226,6 +226,44 @@ static int schema_comment(pgdb *db, char *out, size_t len)
 	return exists;
 }
 
+/* The version an "iwscope schema N" comment names, if this iwscope can upgrade it. */
+static int upgradable(const char *comment)
+{
+	if (strncmp(comment, SCHEMA_COMMENT, strlen(SCHEMA_COMMENT)))
+		return 0;
+	long v = strtol(comment + strlen(SCHEMA_COMMENT), NULL, 10);
+	return v >= SCHEMA_OLDEST && v < SCHEMA_VERSION ? (int)v : 0;
+}
+
+/* Upgrades an older schema in place under the schema lock, in one transaction (schema.h);
+ * comment gets the version found then. */
+static int upgrade(pgdb *db, char *comment, size_t len)
+{
+	char lock[64], mark[64];
+	snprintf(lock, sizeof(lock), "SELECT pg_advisory_xact_lock(%d)", SCHEMA_LOCK);
+	snprintf(mark, sizeof(mark), "COMMENT ON TABLE runs IS '" SCHEMA_COMMENT "%d'", SCHEMA_VERSION);
+	if (run(db, "BEGIN", "cannot upgrade the schema") != 0 || run(db, lock, "cannot upgrade the schema") != 0 ||
+	    schema_comment(db, comment, len) < 0)
+		goto fail;
+	int from = upgradable(comment); /* another probe may have upgraded it meanwhile */
+	if (from) {
+		char *sql = schema_upgrade_sql(from);
+		if (!sql) {
+			set_err(db, "cannot upgrade the schema");
+			goto fail;
+		}
+		int rc = run(db, sql, "cannot upgrade the schema");
+		free(sql);
+		if (rc != 0 || run(db, mark, "cannot upgrade the schema") != 0)
+			goto fail;
+		snprintf(comment, len, SCHEMA_COMMENT "%d", SCHEMA_VERSION);
+	}
+	return run(db, "COMMIT", "cannot upgrade the schema");
+fail:
+	pq.PQclear(pq.PQexec(db->conn, "ROLLBACK"));
+	return -1;
+}
+
 static int check_schema(pgdb *db, bool create, const char *shown)
 {
 	char comment[256], want[64];
@@ -252,6 +290,10 @@ static int check_schema(pgdb *db, bool create, const char *shown)
 	if (!exists) {
 		snprintf(db->err, sizeof(db->err), "%s: no iwscope tables in this database", shown);
 		return -1;
+	}
+	if (strcmp(comment, want) && create && upgradable(comment)) {
+		if (upgrade(db, comment, sizeof(comment)) != 0)
+			return -1;
 	}
 	if (strcmp(comment, want)) {
 		if (!strncmp(comment, SCHEMA_COMMENT, strlen(SCHEMA_COMMENT)))

@@ -215,6 +215,11 @@ static const struct section summary_sections[] = {
 	  "WHERE s_iw_limit IS NOT NULL GROUP BY s_iw_limit UNION ALL "
 	  "SELECT 'client', c_iw_limit, count(*) FROM flows WHERE c_iw_limit IS NOT NULL "
 	  "GROUP BY c_iw_limit ORDER BY 1 DESC, 3 DESC" },
+	{ "Evidence behind the server verdicts",
+	  "SELECT s_iw_limit AS why, s_iw_end AS end_by, coalesce(s_iw_next, '') AS next, "
+	  "count(*) AS flows, CAST(avg(s_iw_pause_us) / 1000 AS INTEGER) AS pause_ms FROM flows "
+	  "WHERE s_iw_limit IS NOT NULL AND s_iw_limit <> 'none' GROUP BY 1, 2, 3 "
+	  "ORDER BY s_iw_limit <> 'cwnd', 4 DESC" },
 	{ "Servers whose flows disagree",
 	  "SELECT server_ip, server_port, exact_flows, iw_min, iw_max, lower_bound "
 	  "FROM server_iw WHERE disagree = 1 ORDER BY flows DESC, server_ip, server_port LIMIT 20" },

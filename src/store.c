@@ -73,17 +73,19 @@ static int pragma_int(store *s, const char *sql, int64_t *out)
 	return rc == SQLITE_ROW ? 0 : -1;
 }
 
-/* Checks that the open file is an iwscope database of our version, or empty (fresh = true). */
-static int check_identity(store *s, bool *fresh)
+/* Checks that the open file is an iwscope database of our version or one we can upgrade
+ * (*ver), or empty (fresh = true). */
+static int check_identity(store *s, bool *fresh, int64_t *ver)
 {
-	int64_t app = 0, ver = 0, objects = 0;
+	int64_t app = 0, objects = 0;
+	*ver = 0;
 	if (pragma_int(s, "PRAGMA application_id", &app) != 0 ||
-	    pragma_int(s, "PRAGMA user_version", &ver) != 0 ||
+	    pragma_int(s, "PRAGMA user_version", ver) != 0 ||
 	    pragma_int(s, "SELECT count(*) FROM sqlite_master", &objects) != 0) {
 		set_err(s, "cannot read the database");
 		return -1;
 	}
-	*fresh = app == 0 && ver == 0 && objects == 0;
+	*fresh = app == 0 && *ver == 0 && objects == 0;
 	if (*fresh)
 		return 0;
 	if (app != APPLICATION_ID) {
@@ -91,13 +93,43 @@ static int check_identity(store *s, bool *fresh)
 		         s->path);
 		return -1;
 	}
-	if (ver != SCHEMA_VERSION) {
+	if (*ver > SCHEMA_VERSION || *ver < SCHEMA_OLDEST) {
 		snprintf(s->err, sizeof(s->err),
-		         "%s: iwscope schema version %lld, this iwscope uses version %d", s->path,
-		         (long long)ver, SCHEMA_VERSION);
+		         "%s: iwscope schema version %lld, this iwscope uses version %d%s", s->path,
+		         (long long)*ver, SCHEMA_VERSION,
+		         *ver > SCHEMA_VERSION ? " (a newer iwscope made it)" : " and cannot upgrade it");
 		return -1;
 	}
 	return 0;
+}
+
+/* Upgrades a database of an older schema version in place, in one transaction (schema.h). */
+static int upgrade(store *s)
+{
+	if (exec(s, "BEGIN IMMEDIATE", "cannot start the upgrade") != 0)
+		return -1;
+	bool fresh;
+	int64_t ver;
+	if (check_identity(s, &fresh, &ver) != 0) /* another process may have done it meanwhile */
+		goto fail;
+	if (ver < SCHEMA_VERSION) {
+		char *sql = schema_upgrade_sql((int)ver);
+		char pragma[48];
+		snprintf(pragma, sizeof(pragma), "PRAGMA user_version = %d", SCHEMA_VERSION);
+		if (!sql) {
+			snprintf(s->err, sizeof(s->err), "%s: cannot upgrade schema version %lld",
+			         s->path, (long long)ver);
+			goto fail;
+		}
+		int rc = exec(s, sql, "cannot upgrade the schema");
+		free(sql);
+		if (rc != 0 || exec(s, pragma, "cannot upgrade the schema") != 0)
+			goto fail;
+	}
+	return exec(s, "COMMIT", "cannot commit the upgrade");
+fail:
+	sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+	return -1;
 }
 
 static int build_indexes(store *s);
@@ -290,7 +322,8 @@ store *store_open(const char *path, char *err, size_t errlen)
 	sqlite3_extended_result_codes(s->db, 1);
 	sqlite3_busy_timeout(s->db, STORE_BUSY_MS);
 	bool fresh;
-	if (check_identity(s, &fresh) != 0)
+	int64_t ver;
+	if (check_identity(s, &fresh, &ver) != 0)
 		return fail_open(s, err, errlen);
 	if (sqlite3_db_readonly(s->db, "main") == 1) {
 		snprintf(s->err, sizeof(s->err), "%s: database is read-only", path);
@@ -304,7 +337,7 @@ store *store_open(const char *path, char *err, size_t errlen)
 		if (exec(s, "BEGIN IMMEDIATE", "cannot start the schema transaction") != 0)
 			return fail_open(s, err, errlen);
 		/* another process may have created it meanwhile: check again inside the lock */
-		if (check_identity(s, &fresh) != 0) {
+		if (check_identity(s, &fresh, &ver) != 0) {
 			sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
 			return fail_open(s, err, errlen);
 		}
@@ -314,7 +347,8 @@ store *store_open(const char *path, char *err, size_t errlen)
 		}
 		if (exec(s, "COMMIT", "cannot commit the schema") != 0)
 			return fail_open(s, err, errlen);
-	} else if (each_secondary_index(s, heal_index) != 0) {
+	} else if ((ver < SCHEMA_VERSION && upgrade(s) != 0) ||
+	           each_secondary_index(s, heal_index) != 0) {
 		return fail_open(s, err, errlen);
 	}
 	if (prepare_insert(s, true) != 0)
@@ -336,8 +370,26 @@ store *store_open_read(const char *path, char *err, size_t errlen)
 	}
 	sqlite3_busy_timeout(s->db, STORE_BUSY_MS);
 	bool fresh;
-	if (check_identity(s, &fresh) != 0)
+	int64_t ver;
+	if (check_identity(s, &fresh, &ver) != 0)
 		return fail_open(s, err, errlen);
+	if (!fresh && ver < SCHEMA_VERSION) {
+		/* an older schema: upgraded once through a writing connection, then read as usual */
+		sqlite3_close(s->db);
+		s->db = NULL;
+		store *w = store_open(path, err, errlen);
+		if (!w) {
+			snprintf(s->err, sizeof(s->err), "%s: iwscope schema version %lld must be upgraded to "
+			         "%d, which needs write access (%s)", path, (long long)ver, SCHEMA_VERSION, err);
+			return fail_open(s, err, errlen);
+		}
+		store_close(w);
+		if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+			set_err(s, "cannot open");
+			return fail_open(s, err, errlen);
+		}
+		sqlite3_busy_timeout(s->db, STORE_BUSY_MS);
+	}
 	if (fresh) {
 		snprintf(s->err, sizeof(s->err), "%s: not an iwscope database (empty)", path);
 		return fail_open(s, err, errlen);
@@ -667,36 +719,6 @@ int store_query(store *s, const char *sql, store_row_fn row, void *arg)
 
 int store_flush(store *s) { return commit(s); }
 
-const struct schema_table schema_tables[3] = {
-	{ "runs", RUN_KEY, ",probe,id,", RUN_NOT_STALE },
-	{ "run_decode", DECODE_KEY, ",probe,run_id,reason,", "true" },
-	{ "flows", FLOW_KEY, ",server_ip,probe,run_id,flow_key,", FLOW_NOT_STALE },
-};
-
-bool schema_is_key(const char *key_cols, const char *col)
-{
-	char probe[80];
-	snprintf(probe, sizeof(probe), ",%s,", col);
-	return strstr(key_cols, probe) != NULL;
-}
-
-int schema_list_add(char *out, size_t len, size_t *n, const char *col, bool set)
-{
-	int w = set ? snprintf(out + *n, len - *n, "%s%s=excluded.%s", *n ? "," : "", col, col)
-	            : snprintf(out + *n, len - *n, "%s%s", *n ? "," : "", col);
-	if (w < 0 || (size_t)w >= len - *n)
-		return -1;
-	*n += (size_t)w;
-	return 0;
-}
-
-const struct schema_table *schema_table(const char *name)
-{
-	for (size_t i = 0; i < 3; i++)
-		if (!strcmp(schema_tables[i].name, name))
-			return &schema_tables[i];
-	return NULL;
-}
 
 /* ---- copying rows elsewhere: the spool's drain, and merge ---------------------------------- */
 

@@ -30,6 +30,21 @@ struct recent {
 	char match[200];        /* text the filter searches */
 };
 
+/* Server verdicts counted apart: nagle and ambiguous are lower bounds like app, for other
+ * reasons (INFERENCE.md "Why the flight stopped"). Short names fit the 80-column pane. */
+static const char *const why_names[] = { "cwnd", "app", "nagle", "ambiguous", "rwnd", "loss" };
+static const char *const why_short[] = { "cwnd", "app", "nagle", "ambig", "rwnd", "loss" };
+#define N_WHY (sizeof(why_names) / sizeof(why_names[0]))
+
+/* Index of a verdict name in why_names, or N_WHY. */
+static unsigned why_index(const char *lim)
+{
+	unsigned i = 0;
+	while (lim && i < N_WHY && strcmp(lim, why_names[i]))
+		i++;
+	return lim ? i : (unsigned)N_WHY;
+}
+
 enum { PANE_SERVERS = 0, PANE_RECENT, N_PANES };
 enum { SORT_FLOWS = 0, SORT_IW, SORT_RECENT, SORT_NAME, N_SORTS };
 static const char *const sort_names[N_SORTS] = { "flows", "IW", "recent", "name" };
@@ -37,6 +52,7 @@ static const char *const sort_names[N_SORTS] = { "flows", "IW", "recent", "name"
 struct ui {
 	struct ui_opts o;
 	uint64_t iw_exact[IW_MAX + 1], iw_lb[IW_MAX + 1];
+	uint64_t why[N_WHY];   /* server first flights by verdict */
 	uint64_t rwnd[N_RWND];
 	struct server *servers;
 	unsigned nservers;
@@ -100,9 +116,12 @@ static int sink_flow(void *self, const struct flow_record *r)
 	u->seq++;
 	const char *lim = r->s.iw_limit;
 	unsigned segs = segs_of(r->s.iw_segs);
-	if (lim && !strcmp(lim, "cwnd") && segs)
+	unsigned why = why_index(lim);
+	if (why < N_WHY)
+		u->why[why]++;
+	if (why == 0 && segs)
 		u->iw_exact[segs]++;
-	else if (lim && (!strcmp(lim, "app") || !strcmp(lim, "rwnd")) && segs)
+	else if (why > 0 && why < N_WHY && strcmp(lim, "loss") && segs)
 		u->iw_lb[segs]++;
 	if (r->c.rwnd_class)
 		for (unsigned i = 0; i < N_RWND; i++)
@@ -135,7 +154,8 @@ static int sink_flow(void *self, const struct flow_record *r)
 	if (r->s.syn_win != NULL64)
 		snprintf(sw, sizeof(sw), "%lld", (long long)r->s.syn_win);
 	if (lim && r->s.iw_segs != NULL64)
-		snprintf(ff, sizeof(ff), "%lld %s", (long long)r->s.iw_segs, lim);
+		snprintf(ff, sizeof(ff), "%lld %s", (long long)r->s.iw_segs,
+		         why < N_WHY ? why_short[why] : lim);
 	char server[64];
 	snprintf(server, sizeof(server), "%s:%d", r->server_ip, r->server_port);
 	snprintf(e->line, sizeof(e->line), "%-21.21s %-21.21s %-9.9s %6s %6s %-10s %s", r->client_ip,
@@ -275,6 +295,19 @@ static void draw_iw(ui *u, int y, int x, int w, int h)
 			max = u->iw_lb[i];
 	}
 	int row = y + 1;
+	if (row < y + h) { /* why the flights stopped: nagle and ambiguous apart from app */
+		int col = x;
+		for (unsigned i = 0; i < N_WHY && col < x + w; i++) {
+			char cell[32];
+			int n = snprintf(cell, sizeof(cell), "%s %llu  ", why_short[i],
+			                 (unsigned long long)u->why[i]);
+			if (col + n > x + w)
+				break;
+			mvprintw(row, col, "%s", cell);
+			col += n;
+		}
+		row++;
+	}
 	for (int i = 1; i <= IW_MAX && row < y + h; i++) {
 		if (u->iw_exact[i]) {
 			mvprintw(row, x, "IW%-4d%6llu ", i, (unsigned long long)u->iw_exact[i]);
@@ -285,7 +318,7 @@ static void draw_iw(ui *u, int y, int x, int w, int h)
 			bar(u, row++, x + 13, w - 14, u->iw_lb[i], max, C_LB, '=');
 		}
 	}
-	if (row == y + 1)
+	if (row == y + 2)
 		mvprintw(row, x, "(no server first flights yet)");
 }
 

@@ -1,0 +1,15 @@
+-- iwscope schema migrations, both dialects (schema/sqlite.sql, schema/postgresql.sql): the
+-- statements that take a database of version N-1 to version N follow a line "-- version N".
+-- iwscope applies them in one transaction when it opens an older file or database for writing,
+-- with every view dropped before and made again from schema/views.sql after. Only SQL that
+-- SQLite and PostgreSQL both run; new columns come last in a migrated table (rows name them).
+
+-- version 3
+-- The evidence beside each first-flight verdict (INFERENCE.md, docs/METHOD.md); the verdicts
+-- nagle and ambiguous join the lower bounds (views).
+ALTER TABLE flows ADD COLUMN c_iw_end TEXT;
+ALTER TABLE flows ADD COLUMN s_iw_end TEXT;
+ALTER TABLE flows ADD COLUMN c_iw_next TEXT;
+ALTER TABLE flows ADD COLUMN s_iw_next TEXT;
+ALTER TABLE flows ADD COLUMN c_iw_pause_us BIGINT;
+ALTER TABLE flows ADD COLUMN s_iw_pause_us BIGINT;
