@@ -1,15 +1,34 @@
 #!/usr/bin/env python3
 """Tiny request/response app for the ground-truth harness.
 
-server: answers "SEND n\\n" with n zero bytes written at once (one send, TCP_NODELAY), and
-        "TAKE n\\n"+n bytes with "OK\\n"; then closes. (Not HTTP's words: nDPI must not know it.)
-client: runs the transfers given as OP:N arguments one after another and prints one JSON line
-        per transfer with its local port, so the harness can match flows to truth.
+server HOST PORT [--tfo]
+        one thread per connection; answers
+          "SEND n\\n"  with n zero bytes written at once (one send, TCP_NODELAY),
+          "TAKE n\\n"+n bytes with "OK\\n",
+          "NAGLE n\\n" with Nagle on (TCP_NODELAY never set): a 300-byte header, a 5 ms sleep,
+                       then a body of n zero bytes (two writes), and no FIN before all of
+                       it has left;
+        then closes. (Not HTTP's words: nDPI must not know it.) --tfo sets TCP_FASTOPEN on the
+        listener (the namespace's net.ipv4.tcp_fastopen must enable the server side).
+client HOST PORT PAUSE SPEC...
+        SPEC is OP:N[:OPTION...], OP one of GET (SEND n), PUT (TAKE n), NAGLE (NAGLE n);
+        options: rcvbuf=BYTES (SO_RCVBUF set before connecting), tfo (the request rides the SYN:
+        sendto with MSG_FASTOPEN; the namespace's net.ipv4.tcp_fastopen must allow it),
+        par=K (K such connections at once, one thread each, their requests sent together so
+        the responses interleave). Specs run one after another, PAUSE seconds apart. Prints one
+        JSON line per connection with its local port, so the harness can match flows to truth.
 """
+import fcntl
 import json
 import socket
+import struct
 import sys
+import threading
 import time
+
+NAGLE_HEADER = 300
+NAGLE_SLEEP = 0.005
+SIOCOUTQNSD = 0x894B
 
 
 def recv_line(conn):
@@ -22,19 +41,20 @@ def recv_line(conn):
     return buf.decode().strip()
 
 
-def serve(host, port):
-    fam = socket.AF_INET6 if ":" in host else socket.AF_INET
-    ls = socket.socket(fam, socket.SOCK_STREAM)
-    ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    ls.bind((host, port))
-    ls.listen(16)
-    print("ready", flush=True)
-    while True:
-        conn, _ = ls.accept()
-        conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+def unsent(conn):
+    """Bytes written but not yet sent (SIOCOUTQNSD)."""
+    return struct.unpack("i", fcntl.ioctl(conn.fileno(), SIOCOUTQNSD, struct.pack("i", 0)))[0]
+
+
+def handle(conn):
+    try:
         conn.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4 << 20)
         op, n = recv_line(conn).split()
         n = int(n)
+        # NAGLE never sets TCP_NODELAY: clearing it later would leave Linux's TCP_NAGLE_PUSH
+        # set, and Nagle would not hold anything back
+        if op != "NAGLE":
+            conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         if op == "SEND":
             conn.sendall(bytes(n))
         elif op == "TAKE":
@@ -45,38 +65,110 @@ def serve(host, port):
                     break
                 got += len(chunk)
             conn.sendall(b"OK\n")
+        elif op == "NAGLE":
+            conn.sendall(bytes(NAGLE_HEADER))
+            time.sleep(NAGLE_SLEEP)
+            conn.sendall(bytes(n))
+            # a FIN would ride the held short segment and push it out (Linux lets a segment
+            # with FIN past Nagle): close only when everything has been sent
+            end = time.time() + 10
+            while unsent(conn) and time.time() < end:
+                time.sleep(0.001)
         conn.shutdown(socket.SHUT_WR)
         while conn.recv(65536):
             pass
+    except OSError:
+        pass
+    finally:
         conn.close()
 
 
-def client(host, port, transfers, pause):
+def serve(host, port, tfo=False):
     fam = socket.AF_INET6 if ":" in host else socket.AF_INET
-    for t in transfers:
-        op, n = t.split(":")
-        n = int(n)
-        s = socket.socket(fam, socket.SOCK_STREAM)
-        s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    ls = socket.socket(fam, socket.SOCK_STREAM)
+    ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    if tfo:
+        ls.setsockopt(socket.IPPROTO_TCP, socket.TCP_FASTOPEN, 16)
+    ls.bind((host, port))
+    ls.listen(16)
+    print("ready", flush=True)
+    while True:
+        conn, _ = ls.accept()
+        threading.Thread(target=handle, args=(conn,), daemon=True).start()
+
+
+def parse_spec(spec):
+    parts = spec.split(":")
+    opts = {}
+    for o in parts[2:]:
+        k, _, v = o.partition("=")
+        opts[k] = v
+    return parts[0], int(parts[1]), opts
+
+
+def request(op, n):
+    if op == "GET":
+        return ("SEND %d\n" % n).encode()
+    if op == "NAGLE":
+        return ("NAGLE %d\n" % n).encode()
+    return ("TAKE %d\n" % n).encode() + bytes(n)
+
+
+def one(host, port, spec, barrier=None):
+    op, n, opts = parse_spec(spec)
+    fam = socket.AF_INET6 if ":" in host else socket.AF_INET
+    s = socket.socket(fam, socket.SOCK_STREAM)
+    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    if "rcvbuf" in opts:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, int(opts["rcvbuf"]))
+    req = request(op, n)
+    if "tfo" in opts:
+        if barrier:
+            barrier.wait()
+        s.sendto(req, socket.MSG_FASTOPEN, (host, port))
+    else:
         s.connect((host, port))
-        cport = s.getsockname()[1]
-        if op == "GET":
-            s.sendall(("SEND %d\n" % n).encode())
+        if barrier:
+            barrier.wait()
+        s.sendall(req)
+    cport = s.getsockname()[1]
+    got = 0
+    while True:
+        chunk = s.recv(65536)
+        if not chunk:
+            break
+        got += len(chunk)
+    s.close()
+    return {"op": op, "n": n, "spec": spec, "client_port": cport, "received": got}
+
+
+def client(host, port, transfers, pause):
+    for spec in transfers:
+        _, _, opts = parse_spec(spec)
+        k = int(opts.get("par", 1))
+        if k == 1:
+            recs = [one(host, port, spec)]
         else:
-            s.sendall(("TAKE %d\n" % n).encode() + bytes(n))
-        got = 0
-        while True:
-            chunk = s.recv(65536)
-            if not chunk:
-                break
-            got += len(chunk)
-        s.close()
-        print(json.dumps({"op": op, "n": n, "client_port": cport, "received": got}), flush=True)
+            barrier = threading.Barrier(k)
+            recs = [None] * k
+
+            def worker(i):
+                recs[i] = one(host, port, spec, barrier)
+
+            threads = [threading.Thread(target=worker, args=(i,)) for i in range(k)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            if any(r is None for r in recs):
+                raise RuntimeError("a parallel transfer failed: %s" % spec)
+        for r in recs:
+            print(json.dumps(r), flush=True)
         time.sleep(pause)
 
 
 if __name__ == "__main__":
     if sys.argv[1] == "server":
-        serve(sys.argv[2], int(sys.argv[3]))
+        serve(sys.argv[2], int(sys.argv[3]), "--tfo" in sys.argv[4:])
     else:
         client(sys.argv[2], int(sys.argv[3]), sys.argv[5:], float(sys.argv[4]))
