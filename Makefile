@@ -123,14 +123,16 @@ install: all
 	install -m 644 schema/sqlite.sql schema/postgresql.sql schema/views.sql schema/migrate.sql \
 	  $(DESTDIR)$(PREFIX)/share/iwscope/
 	install -m 644 man/iwscope.1 $(DESTDIR)$(PREFIX)/share/man/man1/iwscope.1
+	install -d $(DESTDIR)$(PREFIX)/share/doc/iwscope
+	install -m 644 docs/METHOD.md $(DESTDIR)$(PREFIX)/share/doc/iwscope/METHOD.md
 
 clean:
 	rm -rf $(BUILD) $(DEBUG) $(TSAN) demo.db demo.db-wal demo.db-shm
 
 # Unit tests: every module but main, with the sanitizers.
 UNIT_OBJS := $(filter-out $(DEBUG)/main.o,$(DOBJS))
-$(DEBUG)/unit: tests/unit.c $(UNIT_OBJS)
-	$(CC) $(WARN) -D_DEFAULT_SOURCE -Iinclude $(PKG_CFLAGS) -O1 -g $(SAN) -o $@ $^ $(PKG_LIBS)
+$(DEBUG)/unit: tests/unit.c tests/unit_flight.c tests/unit.h $(UNIT_OBJS)
+	$(CC) $(WARN) -D_DEFAULT_SOURCE -Iinclude $(PKG_CFLAGS) -O1 -g $(SAN) -o $@ $(filter %.c %.o,$^) $(PKG_LIBS)
 
 # Benchmark against tcpdump, tcptrace and ndpiReader (not part of make test).
 $(BUILD)/benchgen: tools/benchgen.c | $(BUILD)
@@ -148,7 +150,8 @@ soak: deps
 # FUZZ_SECONDS (default 600); `make test` runs a short smoke of each.
 FUZZ_SECONDS ?= 600
 FUZZ_SRCS := $(filter-out src/main.c,$(SRCS))
-FUZZ_TARGETS := $(BUILD)/fuzz_decode $(BUILD)/fuzz_options $(BUILD)/fuzz_capture $(BUILD)/fuzz_pcapfile
+FUZZ_TARGETS := $(BUILD)/fuzz_decode $(BUILD)/fuzz_options $(BUILD)/fuzz_capture $(BUILD)/fuzz_pcapfile \
+                $(BUILD)/fuzz_flight
 # the in-place pcap reader against libpcap, with one-page windows so records straddle them
 $(BUILD)/fuzz_pcapfile: FUZZ_DEFS = -DFILEREAD_WINDOW=4096
 fuzzers: $(FUZZ_TARGETS)

@@ -1,4 +1,4 @@
-/* classify: labels from measured numbers (INFERENCE.md "Labels"). Pure functions. */
+/* classify: labels from measured numbers (docs/METHOD.md "Labels"). Pure functions. */
 #ifndef IWSCOPE_CLASSIFY_H
 #define IWSCOPE_CLASSIFY_H
 

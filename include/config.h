@@ -23,7 +23,7 @@
                                          * not a burst that stalls the writing thread */
 #endif
 
-/* First-flight inference (INFERENCE.md) */
+/* First-flight inference (docs/METHOD.md) */
 #ifndef FLIGHT_TOL_DIV
 #define FLIGHT_TOL_DIV 10 /* timing rule tolerance = handshake RTT / 10 */
 #endif

@@ -1,4 +1,4 @@
-/* flight: each sender's first flight and why it stopped (INFERENCE.md). */
+/* flight: each sender's first flight and why it stopped (docs/METHOD.md). */
 #ifndef IWSCOPE_FLIGHT_H
 #define IWSCOPE_FLIGHT_H
 

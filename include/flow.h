@@ -27,7 +27,7 @@ struct syn_info {
 };
 
 enum ff_state { FF_WAIT = 0, FF_OPEN, FF_CLOSED };
-/* Why a first flight stopped (INFERENCE.md "Why the flight stopped"). */
+/* Why a first flight stopped (docs/METHOD.md "Why the flight stopped"). */
 enum ff_limit {
 	LIMIT_UNKNOWN = 0, LIMIT_NONE, LIMIT_CWND, LIMIT_RWND, LIMIT_APP, LIMIT_LOSS, LIMIT_NAGLE,
 	LIMIT_AMBIGUOUS
@@ -46,7 +46,7 @@ enum ff_next {
 	FF_NEXT_LATE      /* later than 1.5 handshake RTTs, or with no ACK seen before it */
 };
 
-/* One sender's first flight (INFERENCE.md). Sequence numbers are relative to the sender's
+/* One sender's first flight (docs/METHOD.md). Sequence numbers are relative to the sender's
  * ISN + 1. */
 struct first_flight {
 	uint64_t first_us, last_us; /* first and last flight-1 packet at the vantage point */
@@ -62,7 +62,7 @@ struct first_flight {
 	uint32_t last_tsecr;        /* TSecr of the flight's last packet (valid with last_ts) */
 	uint32_t max_gap_us;        /* the flight's own spacing: largest silence inside it */
 	uint32_t gap_segs, gap_bytes; /* segments and bytes before its first marked silence
-	                               * (INFERENCE.md "ambiguous"); 0 = none */
+	                               * (docs/METHOD.md "ambiguous"); 0 = none */
 	uint16_t smss;              /* nominal: receiver MSS minus the sender's per-segment options */
 	uint16_t max_payload;       /* largest flight-1 packet payload */
 	uint16_t n_max;             /* flight-1 packets of exactly max_payload */
@@ -170,6 +170,10 @@ struct flow *flow_expired(flow_table *t, uint64_t now_us);
 
 /* The flow to evict when full: closed first, then half-open, then least recently active. */
 struct flow *flow_oldest(flow_table *t);
+
+/* Counts p, sent by sd, into sd's state (packets, bytes, last TSval and window, highest
+ * sequence). Call after handshake_update and flight_update, which read the state before p. */
+void flow_side_update(struct side *sd, const struct pkt *p);
 
 uint32_t flow_count(const flow_table *t);
 uint32_t flow_cap(const flow_table *t);

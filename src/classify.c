@@ -1,4 +1,4 @@
-/* Labels (INFERENCE.md): receiver classes, IW classes and standards, TTLs, option layouts. */
+/* Labels (docs/METHOD.md): receiver classes, IW classes and standards, TTLs, option layouts. */
 #include "classify.h"
 
 #include <stdio.h>
@@ -15,7 +15,7 @@ unsigned classify_ittl(unsigned ttl)
 	return 255;
 }
 
-/* Known SYN windows that are not MSS multiples (INFERENCE.md table). */
+/* Known SYN windows that are not MSS multiples (docs/METHOD.md table). */
 static const struct {
 	unsigned win;
 	const char *label;

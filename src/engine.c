@@ -346,24 +346,6 @@ static int expire(engine *e)
 	return 0;
 }
 
-static void side_update(struct side *sd, const struct pkt *p)
-{
-	sd->pkts++;
-	sd->bytes += p->payload_len;
-	if (p->opt.present & OPT_TS) {
-		sd->last_tsval = p->opt.tsval;
-		sd->ts_seen = true;
-	}
-	sd->last_win = p->win;
-	sd->win_known = true;
-	sd->win_is_syn = (p->flags & TH_SYN) != 0;
-	if (sd->isn_known) {
-		uint32_t end = p->seq + p->payload_len + ((p->flags & (TH_SYN | TH_FIN)) ? 1 : 0);
-		if ((int32_t)(end - sd->snd_max) > 0)
-			sd->snd_max = end;
-	}
-}
-
 static struct flow *new_flow(engine *e, const struct pkt *p)
 {
 	struct flow *f = flow_insert(e->flows, p, handshake_src_is_client(p));
@@ -450,7 +432,7 @@ int engine_packet(engine *e, int dlt, const uint8_t *data, uint32_t caplen, uint
 			return -1;
 		}
 	}
-	side_update(dir == 0 ? &f->c : &f->s, &p);
+	flow_side_update(dir == 0 ? &f->c : &f->s, &p);
 	flow_touch(e->flows, f);
 	if (e->opts.early_rows && verdicts_final(e, f)) {
 		if (write_record(e, f) != 0)

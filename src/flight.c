@@ -1,4 +1,4 @@
-/* First flights, the method of INFERENCE.md. For a sender S and its receiver R:
+/* First flights, the method of docs/METHOD.md. For a sender S and its receiver R:
  * - a segment of S is in flight 1 until R's first ACK of S's data (A1) could have released
  *   more: by TSecr (RFC 7323) when both SYNs negotiated timestamps, else by timing with the
  *   vantage-to-S round trip from the handshake;
@@ -234,7 +234,7 @@ static void receiver_packet(struct flow *f, struct side *s, const struct side *r
 			ff->a1_tsval = p->opt.tsval;
 			bool ts_ok = ts_negotiated(f) && (p->opt.present & OPT_TS);
 			/* A1 with the TSval R sent before S's data: the clock ticked slower than the
-			 * round trip, TSecr cannot separate flights (INFERENCE.md rule 1). */
+			 * round trip, TSecr cannot separate flights (docs/METHOD.md rule 1). */
 			if (o->force_timing || !ts_ok || (ff->r_ts_before && p->opt.tsval == ff->r_tsval_before))
 				ff->rule = RULE_TIMING;
 			else
@@ -264,7 +264,7 @@ void flight_update(struct flow *f, const struct pkt *p, int dir, const struct fl
 	sender_packet(f, snd, rcv, dir, p, o);
 }
 
-/* R's advertised window in bytes before S's data; false when unknown (INFERENCE.md: never
+/* R's advertised window in bytes before S's data; false when unknown (docs/METHOD.md: never
  * call a flight rwnd-limited on a guessed window). */
 static bool receiver_window(const struct first_flight *ff, const struct side *r,
                             const struct side *s, uint32_t *rwnd)
@@ -290,7 +290,7 @@ static bool receiver_window(const struct first_flight *ff, const struct side *r,
 	return true;
 }
 
-/* What S's next new data came after (INFERENCE.md "cwnd": on the heels of an ACK, within
+/* What S's next new data came after (docs/METHOD.md "cwnd": on the heels of an ACK, within
  * about 1.5 handshake RTTs of the flight's end, before R sent new data; or a timer send). */
 static enum ff_next next_kind(const struct flow *f, const struct first_flight *ff)
 {

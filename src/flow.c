@@ -324,3 +324,21 @@ uint32_t flow_count(const flow_table *t) { return t->count; }
 uint32_t flow_cap(const flow_table *t) { return t->cap; }
 
 size_t flow_slot_bytes(void) { return sizeof(struct flow) + 2 * sizeof(uint32_t); } /* + buckets */
+
+void flow_side_update(struct side *sd, const struct pkt *p)
+{
+	sd->pkts++;
+	sd->bytes += p->payload_len;
+	if (p->opt.present & OPT_TS) {
+		sd->last_tsval = p->opt.tsval;
+		sd->ts_seen = true;
+	}
+	sd->last_win = p->win;
+	sd->win_known = true;
+	sd->win_is_syn = (p->flags & TH_SYN) != 0;
+	if (sd->isn_known) {
+		uint32_t end = p->seq + p->payload_len + ((p->flags & (TH_SYN | TH_FIN)) ? 1 : 0);
+		if ((int32_t)(end - sd->snd_max) > 0)
+			sd->snd_max = end;
+	}
+}

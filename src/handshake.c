@@ -97,9 +97,10 @@ void handshake_update(struct flow *f, const struct pkt *p, int dir)
 		return;
 	}
 	/* The client's first segment acknowledging the server's SYN completes the handshake; a lost
-	 * pure ACK is replaced by the first data segment, which acknowledges the same. */
+	 * pure ACK is replaced by the first data segment, which acknowledges the same. With TCP
+	 * Fast Open (RFC 7413) the server's data may precede it, and it acknowledges that too. */
 	if (dir == 0 && f->synack_us && !f->ack_us && (p->flags & TH_ACK) && rcv->isn_known &&
-	    p->ack == rcv->isn + 1)
+	    (int32_t)(p->ack - (rcv->isn + 1)) >= 0 && (int32_t)(p->ack - rcv->snd_max) <= 0)
 		f->ack_us = p->ts_us;
 }
 

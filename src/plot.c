@@ -393,8 +393,9 @@ int plot_main(int argc, char **argv)
 	int rc = 0;
 	rc |= bar_chart(db, dir, "iw_histogram.svg", "Server initial windows",
 	                "first-flight segments (IW)",
-	                "SELECT CASE WHEN s_iw_limit = 'cwnd' THEN 'exact (cwnd)' ELSE 'lower bound (app, rwnd)' END, "
-	                "'IW' || s_iw_segs, count(*) FROM flows WHERE s_iw_limit IN ('cwnd', 'app', 'rwnd') "
+	                "SELECT CASE WHEN s_iw_limit = 'cwnd' THEN 'exact (cwnd)' ELSE 'lower bound' END, "
+	                "'IW' || s_iw_segs, count(*) FROM flows "
+	                "WHERE s_iw_limit IN ('cwnd', 'app', 'rwnd', 'nagle', 'ambiguous') "
 	                "GROUP BY 1, 2, s_iw_segs ORDER BY s_iw_segs, 1");
 	rc |= cdf_chart(db, dir);
 	rc |= bar_chart(db, dir, "syn_window.svg", "SYN window classes", "receiver class (SYN window)",

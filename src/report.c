@@ -217,7 +217,8 @@ static const struct section summary_sections[] = {
 	  "GROUP BY c_iw_limit ORDER BY 1 DESC, 3 DESC" },
 	{ "Evidence behind the server verdicts",
 	  "SELECT s_iw_limit AS why, s_iw_end AS end_by, coalesce(s_iw_next, '') AS next, "
-	  "count(*) AS flows, CAST(avg(s_iw_pause_us) / 1000 AS INTEGER) AS pause_ms FROM flows "
+	  "count(*) AS flows, CAST(sum(s_iw_pause_us) AS BIGINT) / nullif(count(s_iw_pause_us), 0) / 1000 "
+	  "AS pause_ms FROM flows "
 	  "WHERE s_iw_limit IS NOT NULL AND s_iw_limit <> 'none' GROUP BY 1, 2, 3 "
 	  "ORDER BY s_iw_limit <> 'cwnd', 4 DESC" },
 	{ "Servers whose flows disagree",

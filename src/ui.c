@@ -31,7 +31,7 @@ struct recent {
 };
 
 /* Server verdicts counted apart: nagle and ambiguous are lower bounds like app, for other
- * reasons (INFERENCE.md "Why the flight stopped"). Short names fit the 80-column pane. */
+ * reasons (docs/METHOD.md "Why the flight stopped"). Short names fit the 80-column pane. */
 static const char *const why_names[] = { "cwnd", "app", "nagle", "ambiguous", "rwnd", "loss" };
 static const char *const why_short[] = { "cwnd", "app", "nagle", "ambig", "rwnd", "loss" };
 #define N_WHY (sizeof(why_names) / sizeof(why_names[0]))

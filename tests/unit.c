@@ -1,4 +1,5 @@
-/* Unit tests for the pure modules: decode, classify, flow table. Prints one line per failed
+/* Unit tests for the pure modules: decode, classify, flow table (and, in unit_flight.c, the
+ * handshake and first-flight trackers). Prints one line per failed
  * check and a summary; exit status 1 on any failure. */
 #include <stdio.h>
 #include <string.h>
@@ -6,17 +7,9 @@
 #include "classify.h"
 #include "decode.h"
 #include "flow.h"
+#include "unit.h"
 
-static int checks, failures;
-
-#define CHECK(cond)                                                              \
-	do {                                                                         \
-		checks++;                                                                \
-		if (!(cond)) {                                                           \
-			failures++;                                                          \
-			printf("FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);              \
-		}                                                                        \
-	} while (0)
+int unit_checks, unit_failures;
 
 static void test_classify(void)
 {
@@ -269,6 +262,7 @@ int main(void)
 	test_decode();
 	test_flow_table();
 	test_flow_table_grows();
-	printf("unit: %d checks, %d failed\n", checks, failures);
-	return failures ? 1 : 0;
+	test_flight();
+	printf("unit: %d checks, %d failed\n", unit_checks, unit_failures);
+	return unit_failures ? 1 : 0;
 }

@@ -5,7 +5,7 @@
 
 Seed corpora come from tests/pcaps: single frames (prefixed by their link type's index) for
 fuzz_decode, SYN option bytes for fuzz_options, the first records of each capture for
-fuzz_capture. Corpora grow in build/fuzz-corpus/; a crash is saved in build/fuzz-artifacts/
+fuzz_capture, hand-built connections (IW10, a loss, no timestamps, TFO) for fuzz_flight. Corpora grow in build/fuzz-corpus/; a crash is saved in build/fuzz-artifacts/
 and makes the run fail (copy it to tests/pcaps/fuzz/ as a regression capture)."""
 import functools
 import glob
@@ -49,6 +49,10 @@ def seed(target, corpus):
                   glob.glob(os.path.join(ROOT, "tests", "pcaps", "dpi", "apps.client.pcap")) +
                   glob.glob(os.path.join(ROOT, "tests", "pcaps", "truth", "*.mid.pcap")))
     n = 0
+    if target == "fuzz_flight":
+        for name, recs in flight_seeds().items():
+            open(os.path.join(corpus, name), "wb").write(b"".join(recs))
+        return len(flight_seeds())
     for path in caps:
         lt, recs = records(path, 40)
         if lt is None:
@@ -92,9 +96,36 @@ def seed(target, corpus):
     return n
 
 
+def flight_record(dir, flags, dt_us, length=0, ts=True, seq=0, ack=0, mss=0, win=64240):
+    """One packet of fuzz_flight's input (its comment gives the layout)."""
+    opts = (2 if ts else 0) | (4 if flags & 0x02 else 0)
+    return struct.pack(">BBHhhHHBBBB", dir | opts, flags, dt_us // 10, seq, ack, length, win,
+                       1 if ts else 0, 0, mss // 8, 0)
+
+
+def flight_seeds():
+    """Connections fuzz_flight starts from: the shapes INFERENCE.md's rules are about."""
+    SYN, ACK, PSH = 0x02, 0x10, 0x08
+    out = {}
+    for ts in (True, False):
+        seg = 1448 if ts else 1460
+        hs = [flight_record(0, SYN, 0, ts=ts, mss=1460), flight_record(1, SYN | ACK, 30000, ts=ts, mss=1460),
+              flight_record(0, ACK, 100, ts=ts), flight_record(0, ACK | PSH, 100, 100, ts=ts)]
+        burst = [flight_record(1, ACK, 30000 if i == 0 else 20, seg, ts=ts) for i in range(10)]
+        nxt = [flight_record(0, ACK, 200, ts=ts)] + [flight_record(1, ACK, 30000 if i == 0 else 20, seg, ts=ts)
+                                                      for i in range(20)]
+        out["iw10" + ("" if ts else "-nots")] = hs + burst + nxt
+        lost = list(burst)
+        lost.append(flight_record(1, ACK, 200000, seg, ts=ts, seq=-seg))
+        out["loss" + ("" if ts else "-nots")] = hs + lost
+    out["tfo"] = [flight_record(0, SYN, 0, 120, mss=1460), flight_record(1, SYN | ACK, 30000, mss=1460)] + \
+        [flight_record(1, ACK, 20, 1448) for _ in range(10)] + [flight_record(0, ACK, 30000)]
+    return out
+
+
 def main():
     seconds = int(sys.argv[1]) if len(sys.argv) > 1 else 600
-    targets = sys.argv[2:] or ["fuzz_decode", "fuzz_options", "fuzz_capture", "fuzz_pcapfile"]
+    targets = sys.argv[2:] or ["fuzz_decode", "fuzz_options", "fuzz_capture", "fuzz_pcapfile", "fuzz_flight"]
     failed = 0
     for t in targets:
         corpus = os.path.join(BUILD, "fuzz-corpus", t)

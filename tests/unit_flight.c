@@ -1,0 +1,405 @@
+/* Unit tests of the handshake and first-flight trackers on hand-built packet sequences, one
+ * connection each, fed in the engine's order (handshake, flights, side counters). Each case is
+ * named after the rule of INFERENCE.md it exercises, so a failing check names the rule. */
+#include <stdio.h>
+#include <string.h>
+
+#include "flight.h"
+#include "handshake.h"
+#include "unit.h"
+
+#define MS 1000ull
+#define T0 (1700000000ull * 1000000ull)
+
+/* One connection being built: the flow, each side's next sequence number and clock. */
+struct conn {
+	struct flow f;
+	bool ts;              /* both SYNs carry timestamps */
+	uint32_t nxt[2];      /* next sequence number of client (0) and server (1) */
+	uint32_t last_tsval[2];
+	uint16_t win[2];      /* window field each side sends after its SYN */
+	uint16_t mss[2];      /* MSS option in each SYN */
+	struct flight_opts o;
+};
+
+static struct pkt base(const struct conn *c, int dir, uint64_t t_us, uint8_t flags)
+{
+	struct pkt p;
+	memset(&p, 0, sizeof(p));
+	p.ts_us = T0 + t_us;
+	p.ip_ver = 4;
+	p.ttl = 64;
+	p.flags = flags;
+	p.sport = dir == 0 ? 40000 : 80;
+	p.dport = dir == 0 ? 80 : 40000;
+	p.win = c->win[dir];
+	p.tcp_hlen = 20;
+	if (c->ts) {
+		p.opt.present |= OPT_TS;
+		p.opt.tsval = (uint32_t)(t_us / MS) + (dir ? 500000u : 100000u); /* 1 ms clocks */
+		p.opt.tsecr = c->last_tsval[1 - dir]; /* what the sender has processed: at its side */
+	}
+	return p;
+}
+
+static void feed(struct conn *c, struct pkt *p, int dir)
+{
+	struct side *snd = dir == 0 ? &c->f.c : &c->f.s;
+	handshake_update(&c->f, p, dir);
+	flight_update(&c->f, p, dir, &c->o);
+	flow_side_update(snd, p);
+	if (p->opt.present & OPT_TS)
+		c->last_tsval[dir] = p->opt.tsval;
+}
+
+/* SYN at 0, SYN-ACK at rtt_s, ACK at rtt_s + rtt_c (vantage-point legs, microseconds). */
+static void handshake(struct conn *c, bool ts, uint64_t rtt_s, uint64_t rtt_c)
+{
+	memset(c, 0, sizeof(*c));
+	c->ts = ts;
+	c->nxt[0] = 1000;
+	c->nxt[1] = 900000;
+	c->win[0] = c->win[1] = 64240;
+	c->mss[0] = c->mss[1] = 1460;
+	struct pkt p = base(c, 0, 0, TH_SYN);
+	p.seq = c->nxt[0]++;
+	p.opt.present |= OPT_MSS | OPT_SACKOK;
+	p.opt.mss = c->mss[0];
+	p.opt.tsecr = 0;
+	feed(c, &p, 0);
+	p = base(c, 1, rtt_s, TH_SYN | TH_ACK);
+	p.seq = c->nxt[1]++;
+	p.ack = c->nxt[0];
+	p.opt.present |= OPT_MSS | OPT_SACKOK;
+	p.opt.mss = c->mss[1];
+	feed(c, &p, 1);
+	p = base(c, 0, rtt_s + rtt_c, TH_ACK);
+	p.seq = c->nxt[0];
+	p.ack = c->nxt[1];
+	feed(c, &p, 0);
+}
+
+/* dir sends len bytes of new data at t; tsecr 0 = echo what it has seen (sender-side view). */
+static void data(struct conn *c, int dir, uint64_t t, uint32_t len, uint32_t tsecr)
+{
+	struct pkt p = base(c, dir, t, TH_ACK | TH_PSH);
+	p.seq = c->nxt[dir];
+	p.ack = c->nxt[1 - dir];
+	p.payload_len = len;
+	if (tsecr && c->ts)
+		p.opt.tsecr = tsecr;
+	c->nxt[dir] += len;
+	feed(c, &p, dir);
+}
+
+/* A pure ACK from dir of everything the other side sent so far. */
+static void ack(struct conn *c, int dir, uint64_t t)
+{
+	struct pkt p = base(c, dir, t, TH_ACK);
+	p.seq = c->nxt[dir];
+	p.ack = c->nxt[1 - dir];
+	feed(c, &p, dir);
+}
+
+/* The server's verdict, checked in one line: limit, segment count and evidence. */
+#define VERDICT(c, sender, lim, n, why_end, why_next)                                           \
+	do {                                                                                         \
+		struct ff_verdict v_;                                                                    \
+		flight_verdict(&(c).f, sender, &v_);                                                     \
+		CHECK(v_.limit == (lim));                                                                \
+		CHECK(v_.segs == (uint32_t)(n));                                                         \
+		CHECK(v_.end == (why_end));                                                              \
+		CHECK(v_.next == (why_next));                                                            \
+		if (v_.limit != (lim) || v_.segs != (uint32_t)(n) || v_.end != (why_end) ||             \
+		    v_.next != (why_next))                                                               \
+			printf("     got limit %d segs %u end %d next %d pause %lld\n", v_.limit, v_.segs, \
+			       v_.end, v_.next, (long long)v_.pause_us);                                     \
+	} while (0)
+
+/* Rule 1 next to the client: A1 passes the capture point while the flight still arrives; the
+ * rest of the flight echoes the older TSval, the next flight A1's. */
+static void rule1_receiver_side(void)
+{
+	struct conn c;
+	handshake(&c, true, 30 * MS, 100);
+	data(&c, 0, 31 * MS, 100, 0); /* the request */
+	uint32_t before = c.last_tsval[0];
+	for (int i = 0; i < 10; i++) {
+		data(&c, 1, 61 * MS + (uint64_t)i * 100, 1448, before);
+		if (i == 1)
+			ack(&c, 0, 61 * MS + 150); /* A1, mid-flight */
+	}
+	ack(&c, 0, 62 * MS);
+	for (int i = 0; i < 20; i++)
+		data(&c, 1, 91 * MS + (uint64_t)i * 100, 1448, 0);
+	VERDICT(c, 1, LIMIT_CWND, 10, FF_END_TSECR, FF_NEXT_ACK);
+	VERDICT(c, 0, LIMIT_APP, 1, FF_END_NONE, FF_NEXT_NONE);
+}
+
+/* Rule 2 at the same place without timestamps: t(A1) + the server leg. */
+static void rule2_receiver_side(void)
+{
+	struct conn c;
+	handshake(&c, false, 30 * MS, 100);
+	data(&c, 0, 31 * MS, 100, 0);
+	for (int i = 0; i < 10; i++) {
+		data(&c, 1, 61 * MS + (uint64_t)i * 100, 1460, 0);
+		if (i == 1)
+			ack(&c, 0, 61 * MS + 150);
+	}
+	for (int i = 0; i < 20; i++)
+		data(&c, 1, 91 * MS + (uint64_t)i * 100, 1460, 0);
+	VERDICT(c, 1, LIMIT_CWND, 10, FF_END_TIMING, FF_NEXT_ACK);
+}
+
+/* Nagle: a 300-byte header, the body waits for its ACK. */
+static void nagle_header_then_body(void)
+{
+	struct conn c;
+	handshake(&c, true, 30 * MS, 100);
+	data(&c, 0, 31 * MS, 100, 0);
+	data(&c, 1, 61 * MS, 300, 0);
+	ack(&c, 0, 61 * MS + 100);
+	data(&c, 1, 91 * MS, 1000, 0);
+	VERDICT(c, 1, LIMIT_NAGLE, 1, FF_END_TSECR, FF_NEXT_ACK);
+}
+
+/* A tail-loss probe next to the server: ACKs held on the way, new data two RTTs after the
+ * burst with the flight's TSecr is a timer send; the burst is the IW, not burst + probe. */
+static void timer_send_is_not_in_flight(void)
+{
+	struct conn c;
+	handshake(&c, true, 100, 30 * MS);
+	data(&c, 0, 30 * MS + 200, 100, 0);
+	for (int i = 0; i < 10; i++)
+		data(&c, 1, 31 * MS + (uint64_t)i * 20, 1448, 0);
+	data(&c, 1, 91 * MS, 1448, 0); /* TLP at 2 RTT, nothing acknowledged yet */
+	ack(&c, 0, 140 * MS);
+	VERDICT(c, 1, LIMIT_CWND, 10, FF_END_PAUSE, FF_NEXT_TIMER);
+	/* without timestamps nothing shows it was a timer: a lower bound, never IW11 */
+	handshake(&c, false, 100, 30 * MS);
+	data(&c, 0, 30 * MS + 200, 100, 0);
+	for (int i = 0; i < 10; i++)
+		data(&c, 1, 31 * MS + (uint64_t)i * 20, 1460, 0);
+	data(&c, 1, 91 * MS, 1460, 0);
+	ack(&c, 0, 140 * MS);
+	VERDICT(c, 1, LIMIT_APP, 10, FF_END_PAUSE, FF_NEXT_LATE);
+}
+
+/* No timer fires within 10 ms: on a LAN a write 3 ms later (15 RTTs) is the application's. */
+static void timer_floor(void)
+{
+	struct conn c;
+	handshake(&c, true, 50, 150);
+	data(&c, 0, 300, 100, 0);
+	data(&c, 1, 400, 1448, 0);
+	data(&c, 1, 3400, 1448, 0); /* a pause at this RTT, the flight's TSecr, but no timer */
+	VERDICT(c, 1, LIMIT_APP, 1, FF_END_PAUSE, FF_NEXT_LATE);
+}
+
+/* Rule 3: an application pause inside what TSecr would still call flight 1 ends it. */
+static void pause_ends_flight(void)
+{
+	struct conn c;
+	handshake(&c, true, 100, 30 * MS);
+	data(&c, 0, 30 * MS + 200, 100, 0);
+	for (int i = 0; i < 4; i++)
+		data(&c, 1, 31 * MS + (uint64_t)i * 20, 1448, 0);
+	for (int i = 0; i < 4; i++) /* 20 ms later, no ACK yet: the app wrote more */
+		data(&c, 1, 51 * MS + (uint64_t)i * 20, 1448, 0);
+	VERDICT(c, 1, LIMIT_APP, 4, FF_END_PAUSE, FF_NEXT_LATE);
+}
+
+/* Request-response: the server's next data came after the client's next request. */
+static void request_response(void)
+{
+	struct conn c;
+	handshake(&c, true, 30 * MS, 100);
+	data(&c, 0, 31 * MS, 100, 0);
+	data(&c, 1, 61 * MS, 1448, 0);
+	data(&c, 0, 62 * MS, 100, 0);
+	data(&c, 1, 92 * MS, 1448, 0);
+	VERDICT(c, 1, LIMIT_APP, 1, FF_END_TSECR, FF_NEXT_REQUEST);
+}
+
+/* Ambiguous: no timestamps, a queue before the capture point spreads the flight over more
+ * than the round trip and the next flight follows with no pause: a lower bound only. */
+static void ambiguous_queue(void)
+{
+	struct conn c;
+	handshake(&c, false, 30 * MS, 100);
+	data(&c, 0, 31 * MS, 100, 0);
+	for (int i = 0; i < 30; i++) {
+		data(&c, 1, 61 * MS + (uint64_t)i * 6 * MS, 1460, 0);
+		if (i == 0)
+			ack(&c, 0, 61 * MS + 100);
+	}
+	/* A1 at 61.1 ms, boundary at 61.1 + 30 - 3 ms: segments up to 88.1 ms are counted */
+	VERDICT(c, 1, LIMIT_AMBIGUOUS, 5, FF_END_TIMING, FF_NEXT_ACK);
+}
+
+/* Ambiguous: the handshake's RTT (a slow SYN-ACK, 80 ms) overstates the data's (30 ms):
+ * rule 2 would merge three flights; the first silence that stands out bounds it. */
+static void ambiguous_slow_synack(void)
+{
+	struct conn c;
+	handshake(&c, false, 80 * MS, 100);
+	data(&c, 0, 81 * MS, 100, 0);
+	uint64_t t = 111 * MS;
+	unsigned n = 4;
+	for (int fl = 0; fl < 4; fl++, t += 30 * MS, n *= 2) {
+		for (unsigned i = 0; i < n; i++) {
+			data(&c, 1, t + i * 50, 1460, 0);
+			if (fl == 0 && i == 0)
+				ack(&c, 0, t + 60);
+		}
+	}
+	VERDICT(c, 1, LIMIT_AMBIGUOUS, 4, FF_END_TIMING, FF_NEXT_ACK);
+	/* an IW1 sender: its first silence has no spacing to stand out of, a quarter RTT will do */
+	handshake(&c, false, 80 * MS, 100);
+	data(&c, 0, 81 * MS, 100, 0);
+	t = 111 * MS;
+	n = 1;
+	for (int fl = 0; fl < 5; fl++, t += 30 * MS, n *= 2) {
+		for (unsigned i = 0; i < n; i++) {
+			data(&c, 1, t + i * 50, 1460, 0);
+			if (fl == 0)
+				ack(&c, 0, t + 60);
+		}
+	}
+	VERDICT(c, 1, LIMIT_AMBIGUOUS, 1, FF_END_TIMING, FF_NEXT_ACK);
+	/* with timestamps TSecr sees through it: exact */
+	handshake(&c, true, 80 * MS, 100);
+	data(&c, 0, 81 * MS, 100, 0);
+	uint32_t before = c.last_tsval[0];
+	for (unsigned i = 0; i < 4; i++)
+		data(&c, 1, 111 * MS + i * 50, 1448, before);
+	ack(&c, 0, 111 * MS + 250);
+	for (unsigned i = 0; i < 8; i++)
+		data(&c, 1, 141 * MS + i * 50, 1448, 0);
+	VERDICT(c, 1, LIMIT_CWND, 4, FF_END_TSECR, FF_NEXT_ACK);
+}
+
+/* rwnd: the client's window (last segment before the data) holds four segments. */
+static void rwnd_full(void)
+{
+	struct conn c;
+	handshake(&c, true, 30 * MS, 100);
+	c.win[0] = 4 * 1448; /* no window scale in these SYNs: the field is the window */
+	data(&c, 0, 31 * MS, 100, 0);
+	for (int i = 0; i < 4; i++)
+		data(&c, 1, 61 * MS + (uint64_t)i * 100, 1448, 0);
+	ack(&c, 0, 62 * MS);
+	for (int i = 0; i < 8; i++)
+		data(&c, 1, 91 * MS + (uint64_t)i * 100, 1448, 0);
+	VERDICT(c, 1, LIMIT_RWND, 4, FF_END_TSECR, FF_NEXT_ACK);
+}
+
+/* Loss: flight-1 bytes sent again. */
+static void loss_retransmission(void)
+{
+	struct conn c;
+	handshake(&c, true, 30 * MS, 100);
+	data(&c, 0, 31 * MS, 100, 0);
+	for (int i = 0; i < 10; i++)
+		data(&c, 1, 61 * MS + (uint64_t)i * 100, 1448, 0);
+	c.nxt[1] -= 1448; /* the last one again */
+	data(&c, 1, 300 * MS, 1448, 0);
+	struct ff_verdict v;
+	flight_verdict(&c.f, 1, &v);
+	CHECK(v.limit == LIMIT_LOSS);
+}
+
+/* Super-packets (TSO/GRO): a 3-segment packet counts 3 and ends on a full segment. */
+static void super_packets(void)
+{
+	struct conn c;
+	handshake(&c, true, 30 * MS, 100);
+	data(&c, 0, 31 * MS, 100, 0);
+	data(&c, 1, 61 * MS, 3 * 1448, 0);
+	data(&c, 1, 61 * MS + 50, 7 * 1448, 0);
+	ack(&c, 0, 62 * MS);
+	data(&c, 1, 91 * MS, 4 * 1448, 0);
+	VERDICT(c, 1, LIMIT_CWND, 10, FF_END_TSECR, FF_NEXT_ACK);
+}
+
+/* TCP Fast Open: data on the SYN opens the client's flight; the SYN-ACK acknowledges it; the
+ * server's data goes before the handshake's ACK, which acknowledges some of it. */
+static void tfo(void)
+{
+	struct conn c;
+	memset(&c, 0, sizeof(c));
+	c.ts = true;
+	c.nxt[0] = 1000;
+	c.nxt[1] = 900000;
+	c.win[0] = c.win[1] = 64240;
+	struct pkt p = base(&c, 0, 0, TH_SYN);
+	p.seq = c.nxt[0];
+	p.payload_len = 120;
+	p.opt.present |= OPT_MSS | OPT_TFO;
+	p.opt.mss = 1460;
+	p.opt.tsecr = 0;
+	c.nxt[0] += 1 + 120;
+	feed(&c, &p, 0);
+	p = base(&c, 1, 100, TH_SYN | TH_ACK);
+	p.seq = c.nxt[1]++;
+	p.ack = c.nxt[0];
+	p.opt.present |= OPT_MSS;
+	p.opt.mss = 1460;
+	feed(&c, &p, 1);
+	for (int i = 0; i < 10; i++)
+		data(&c, 1, 120 + (uint64_t)i * 20, 1448, 0);
+	ack(&c, 0, 30 * MS); /* the handshake's ACK, and A1 of the server's data */
+	for (int i = 0; i < 20; i++)
+		data(&c, 1, 30 * MS + 200 + (uint64_t)i * 20, 1448, 0);
+	CHECK(handshake_kind(&c.f) == HS_COMPLETE);
+	CHECK(flight_rtt(&c.f) > 0);
+	VERDICT(c, 0, LIMIT_APP, 1, FF_END_NONE, FF_NEXT_NONE);
+	VERDICT(c, 1, LIMIT_CWND, 10, FF_END_TSECR, FF_NEXT_ACK);
+	struct ff_verdict v;
+	flight_verdict(&c.f, 0, &v);
+	CHECK(v.bytes == 120);
+}
+
+/* The handshake tracker: retransmitted SYNs are counted, a new ISN on the tuple is reuse. */
+static void handshake_cases(void)
+{
+	struct conn c;
+	handshake(&c, true, 30 * MS, 100);
+	CHECK(handshake_kind(&c.f) == HS_COMPLETE);
+	CHECK(flight_rtt_leg(&c.f, 1) == (int64_t)(30 * MS));
+	CHECK(flight_rtt_leg(&c.f, 0) == 100);
+	struct pkt p = base(&c, 0, 1000 * MS, TH_SYN);
+	p.seq = 1000; /* the first SYN's ISN: a retransmission */
+	CHECK(!handshake_is_reuse(&c.f, &p, 0));
+	p.seq = 777777;
+	CHECK(handshake_is_reuse(&c.f, &p, 0));
+	memset(&c, 0, sizeof(c));
+	p = base(&c, 0, 0, TH_SYN);
+	p.seq = 5;
+	feed(&c, &p, 0);
+	CHECK(handshake_kind(&c.f) == HS_SYN_ONLY);
+	feed(&c, &p, 0);
+	CHECK(c.f.c.syn.retx == 1);
+	p = base(&c, 1, 10, TH_RST | TH_ACK);
+	feed(&c, &p, 1);
+	CHECK(handshake_kind(&c.f) == HS_REFUSED);
+}
+
+void test_flight(void)
+{
+	rule1_receiver_side();
+	rule2_receiver_side();
+	nagle_header_then_body();
+	timer_send_is_not_in_flight();
+	timer_floor();
+	pause_ends_flight();
+	request_response();
+	ambiguous_queue();
+	ambiguous_slow_synack();
+	rwnd_full();
+	loss_retransmission();
+	super_packets();
+	tfo();
+	handshake_cases();
+}
