@@ -54,10 +54,14 @@ static uint16_t nominal_smss(const struct side *r, const struct pkt *p)
 	return mss > opt ? (uint16_t)(mss - opt) : 0;
 }
 
-/* S's first new data: snapshot what R had said before it. */
-static void flight_open(struct first_flight *ff, const struct side *r, const struct pkt *p)
+/* S's first new data: snapshot what R had said before it. Membership will be decided by
+ * TSecr when timestamps were negotiated (A1 may still show R's clock too coarse for it). */
+static void flight_open(const struct flow *f, struct first_flight *ff, const struct side *r,
+                        const struct pkt *p, const struct flight_opts *o)
 {
 	ff->state = FF_OPEN;
+	ff->rule = !o->force_timing && ts_negotiated(f) && (p->opt.present & OPT_TS) ? RULE_TSECR
+	                                                                           : RULE_TIMING;
 	ff->first_us = p->ts_us;
 	ff->r_ts_before = r->ts_seen;
 	ff->r_tsval_before = r->last_tsval;
@@ -185,7 +189,7 @@ static void sender_packet(struct flow *f, struct side *s, const struct side *r, 
 		return;
 	}
 	if (ff->state == FF_WAIT) {
-		flight_open(ff, r, p);
+		flight_open(f, ff, r, p, o);
 		ff->snd_nxt = 0;
 	}
 	if (!ff->smss) /* TFO: data on the SYN went before R's MSS was known */
@@ -209,6 +213,10 @@ static void sender_packet(struct flow *f, struct side *s, const struct side *r, 
 			why = FF_END_PAUSE;
 		if (why != FF_END_NONE) {
 			flight_close(f, ff, p, why, pause, o);
+			/* bytes between the flight and this packet were sent before it and not seen
+			 * here: lost on the way, so where flight 1 ended is not known */
+			if (hole)
+				ff->loss = true;
 		} else {
 			/* a gap, or old bytes repacketized with new ones, inside flight 1 */
 			if (hole || sdiff(rel, ff->snd_nxt) < 0)
@@ -336,7 +344,7 @@ void flight_verdict(const struct flow *f, int sender, struct ff_verdict *v)
 	if (m == 0)
 		m = ff->max_payload;
 	v->smss = m;
-	v->rule = ff->rule == RULE_TSECR ? RULE_TSECR : RULE_TIMING;
+	v->rule = (enum ff_rule)ff->rule;
 	v->end = (enum ff_end)ff->end;
 	v->next = next_kind(f, ff);
 	if (ff->state == FF_CLOSED)
