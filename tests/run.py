@@ -114,6 +114,39 @@ for _scn in truth_scenarios():
     test("truth:" + _scn, ("release", "asan"))(make_truth_test(_scn))
 
 
+# The rough-path scenarios made again with this machine's kernel, two at a time in their own
+# namespaces: what the committed captures show must still be what the stack does.
+LIVE_TRUTH = ["drop12_iw10", "synack50_iw4", "nots_synack50_iw4", "holdacks_iw10", "nots_holdacks_iw10",
+              "rate2m_iw10", "nots_rate2m_iw10", "bbr_iw10", "nagle_iw10", "tfo_iw10", "jumbo_iw10",
+              "rcvbuf8k_iw10", "parallel6_iw10", "nots_jitter8_iw10"]
+
+
+@test("truth-lab-live")
+def t_truth_live(binary, tmp):
+    """tools/truth.py reruns the rough-path scenarios (held ACKs and a tail-loss probe, slow
+    SYN-ACKs, a 2 Mbit/s queue, BBR, Nagle, TFO, jumbo frames, a small receive buffer, parallel
+    connections, jitter) on the real kernel; every verdict at every vantage point is right."""
+    if os.geteuid() != 0:
+        raise Skip("needs root (network namespaces)")
+    if not shutil.which("tcpdump"):
+        raise Skip("tcpdump not installed")
+    out = os.path.join(tmp, "truth")
+    r = subprocess.run(["python3", os.path.join(ROOT, "tools", "truth.py"), "--jobs", "2", "--out", out]
+                       + LIVE_TRUTH, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300)
+    if r.returncode != 0:
+        raise AssertionError("truth.py exited %d:\n%s" % (r.returncode, r.stdout[-3000:]))
+    bad, n = [], 0
+    for case, ok, detail in truthcheck.check(binary, "*", out):
+        n += 1
+        if not ok:
+            bad.append("%s: %s" % (case, detail))
+    if n < 100:
+        raise AssertionError("only %d cases" % n)
+    if bad:
+        raise AssertionError("\n".join(bad))
+    return "%d scenarios made again, %d cases right" % (len(LIVE_TRUTH), n)
+
+
 # ---------------------------------------------------------------------------------------------
 # Decoding: every link type and encapsulation gives the rows of its source capture
 

@@ -62,15 +62,15 @@ def verdict_ok(want, row, p):
     return "segs" not in want or segs == want["segs"]
 
 
-def check(binary, scenario="*"):
+def check(binary, scenario="*", truth_dir=TRUTH):
     """Yields (case name, ok, detail) for every flow, sender, vantage and rule."""
-    for path in sorted(glob.glob(os.path.join(TRUTH, scenario + ".truth.json"))):
+    for path in sorted(glob.glob(os.path.join(truth_dir, scenario + ".truth.json"))):
         truth = json.load(open(path))
         name = truth["scenario"]
         ts = truth["config"].get("ts", True)
         rules = [False, True] if ts else [False]
         for vantage in VANTAGES:
-            pcap = os.path.join(TRUTH, "%s.%s.pcap" % (name, vantage))
+            pcap = os.path.join(truth_dir, "%s.%s.pcap" % (name, vantage))
             for timing in rules:
                 rows = analyse(binary, pcap, timing)
                 for t in truth["flows"]:
