@@ -10,13 +10,24 @@
 /* Initial TTL implied by an observed TTL: the next of 32, 64, 128, 255 at or above it. */
 unsigned classify_ittl(unsigned ttl);
 
-/* Receiver class from a SYN's unscaled window and MSS (0 = no MSS): "6KB", "10MSS", "20MSS",
- * "64KB", "8192", "16384" or "other". Static string. */
-const char *classify_rwnd(unsigned win, unsigned mss);
+/* Receiver classes (docs/METHOD.md "Receivers"); RWND_NULL: no SYN seen. */
+enum rwnd_class { RWND_NULL = 0, RWND_6KB, RWND_10MSS, RWND_20MSS, RWND_64KB, RWND_8192,
+                  RWND_16384, RWND_OTHER };
 
-/* Which standard an exact IW of segs segments matches at smss: "rfc6928", "rfc3390",
- * "rfc2581" or "custom". Static string. */
-const char *classify_iw_std(unsigned segs, unsigned smss);
+/* Receiver class from a SYN's unscaled window and MSS (0 = no MSS); its name: "6KB", "10MSS",
+ * "20MSS", "64KB", "8192", "16384" or "other" (static strings; NULL for RWND_NULL). */
+enum rwnd_class classify_rwnd_class(unsigned win, unsigned mss);
+const char *classify_rwnd_name(enum rwnd_class c);
+const char *classify_rwnd(unsigned win, unsigned mss); /* the two in one */
+
+/* Which standard an exact IW matches; STD_NULL: not an exact IW. */
+enum iw_std { STD_NULL = 0, STD_RFC2581, STD_RFC3390, STD_RFC6928, STD_CUSTOM };
+
+/* The standard an exact IW of segs segments matches at smss, and its name: "rfc6928",
+ * "rfc3390", "rfc2581" or "custom" (static strings; NULL for STD_NULL). */
+enum iw_std classify_iw_std_of(unsigned segs, unsigned smss);
+const char *classify_iw_std_name(enum iw_std s);
+const char *classify_iw_std(unsigned segs, unsigned smss); /* the two in one */
 
 /* Segments RFC 3390 / RFC 6928 allow at smss. */
 unsigned classify_iw_rfc3390(unsigned smss);
@@ -33,7 +44,7 @@ void classify_olayout(char *buf, size_t len, const struct syn_info *si);
 const char *classify_limit_name(enum ff_limit l);
 const char *classify_rule_name(enum ff_rule r);
 const char *classify_end_rule_name(enum ff_end e); /* tsecr | timing | pause | none */
-const char *classify_next_name(enum ff_next n);    /* ack | timer | request | late | NULL */
+const char *classify_next_name(enum ff_next n);    /* ack | timer | request | late | burst | NULL */
 const char *classify_handshake_name(enum handshake_kind k);
 const char *classify_end_name(enum end_reason r);
 

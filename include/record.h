@@ -1,41 +1,74 @@
-/* record: one finished flow as the sinks see it, every field final and formatted. */
+/* record: one finished flow as the sinks see it, and the flows table's columns. */
 #ifndef IWSCOPE_RECORD_H
 #define IWSCOPE_RECORD_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #define NULL64 INT64_MIN /* "unknown": written as SQL NULL, never as 0 */
 
-/* What one side advertised and sent; the first-flight fields describe it as a sender. */
+#define OLAYOUT_MAX 128      /* a p0f option layout: at most 40 options */
+#define IW_CLASS_MAX 16      /* ">=IW4294967295" */
+#define APP_PROTO_MAX 64     /* nDPI's "master.app" name */
+#define APP_CATEGORY_MAX 48  /* nDPI's category names (the longest is 33) */
+#define SERVER_NAME_MAX 128  /* nDPI keeps at most 80 bytes of SNI / Host, 48 of an SSH banner */
+
+/* What one side advertised and sent; the first-flight fields describe it as a sender. Labels
+ * are enums (classify.h, flow.h) that become names at the sinks (record_value). */
 struct side_record {
 	int64_t syn_win, mss, wscale, sack, ts, tfo, ttl, ittl, syn_bytes, syn_retx, quirks;
-	const char *olayout;    /* p0f notation, NULL when the SYN was not seen */
-	const char *rwnd_class; /* receiver class from this side's SYN */
 	int64_t pkts, bytes;
-	int64_t iw_bytes, iw_segs, smss, ff_start_us, ff_end_us;
-	const char *iw_limit, *iw_class, *iw_rule, *iw_std;
-	const char *iw_end;     /* what located the flight's end: tsecr | timing | pause | none */
-	const char *iw_next;    /* what the next new data came after: ack | timer | request | late */
-	int64_t iw_pause_us;    /* silence before that next new data */
-	char olayout_buf[128];
-	char iw_class_buf[16];
+	int64_t iw_bytes, iw_segs, smss, ff_start_us, ff_end_us, iw_pause_us;
+	uint8_t rwnd_class;  /* enum rwnd_class, from this side's SYN */
+	uint8_t iw_limit;    /* enum ff_limit */
+	uint8_t iw_rule;     /* enum ff_rule; RULE_NONE without a first flight */
+	uint8_t iw_end;      /* enum ff_end, valid with iw_rule */
+	uint8_t iw_next;     /* enum ff_next */
+	uint8_t iw_std;      /* enum iw_std */
+	bool olayout_known;  /* the SYN was seen with its options whole */
+	char olayout[OLAYOUT_MAX];   /* p0f notation */
+	char iw_class[IW_CLASS_MAX]; /* "IWn", ">=IWn" or "" */
 };
 
+/* How nDPI named the flow: not run (--no-dpi), from the payload, guessed, or nothing. */
+enum record_dpi { RDPI_OFF = 0, RDPI_PAYLOAD, RDPI_GUESS, RDPI_NONE };
+
+/* One finished flow as the sinks see it, every field final. Self-contained (numbers, enums,
+ * fixed-size text): a plain copy is valid on any thread. Empty text is NULL. */
 struct flow_record {
 	int64_t ts_us;
 	int ip_ver;
 	char client_ip[46], server_ip[46];
 	int client_port, server_port;
-	const char *handshake;
+	uint8_t handshake;   /* enum handshake_kind */
+	uint8_t end_reason;  /* enum end_reason */
+	uint8_t dpi_method;  /* enum record_dpi */
 	int64_t syn_us, synack_us, ack_us, rtt_us, rtt_c_us, rtt_s_us;
 	struct side_record c, s;
 	int64_t duration_us;
-	const char *end_reason;
-	const char *app_proto, *app_category, *server_name, *dpi_method;
+	char app_proto[APP_PROTO_MAX], app_category[APP_CATEGORY_MAX], server_name[SERVER_NAME_MAX];
 	int64_t flow_key;     /* unique within the run */
 	int update;           /* 1: the flow's row was written before; this is its final state */
-	char app_proto_buf[64];
 };
+
+/* The flows table's columns as the record fills them, in schema/sqlite.sql's order, without
+ * probe and run_id (the sink's own): the one list the SQL insert, its binds, the JSON lines and
+ * the schema test come from. */
+enum column_type { COL_INT, COL_TEXT };
+struct record_column {
+	const char *name;
+	uint8_t type;        /* enum column_type */
+};
+extern const struct record_column record_columns[];
+extern const unsigned record_ncolumns;
+
+/* Column col of r: an integer (*i, NULL64 for NULL) or a text (*s, NULL for NULL; static or
+ * inside r). Returns the column's type. */
+int record_value(const struct flow_record *r, unsigned col, int64_t *i, const char **s);
+
+struct flow;
+/* Fills r from flow f (DPI fields empty: dpi_finish adds them). */
+void record_build(const struct flow *f, struct flow_record *r);
 
 /* The run as the sinks see it; counters are final only in run_end. */
 struct run_info {

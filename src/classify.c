@@ -18,26 +18,26 @@ unsigned classify_ittl(unsigned ttl)
 /* Known SYN windows that are not MSS multiples (docs/METHOD.md table). */
 static const struct {
 	unsigned win;
-	const char *label;
+	enum rwnd_class label;
 } fixed_windows[] = {
-	{ 64240, "64KB" }, /* 44 x 1460: Linux >= 4.20, Windows 10+, Android */
-	{ 65160, "64KB" }, /* 45 x 1448 */
-	{ 65535, "64KB" }, /* macOS, BSDs, older Windows */
-	{ 8192, "8192" },  /* Windows 7/8 */
-	{ 16384, "16384" },/* OpenBSD, older Windows */
+	{ 64240, RWND_64KB },  /* 44 x 1460: Linux >= 4.20, Windows 10+, Android */
+	{ 65160, RWND_64KB },  /* 45 x 1448 */
+	{ 65535, RWND_64KB },  /* macOS, BSDs, older Windows */
+	{ 8192, RWND_8192 },   /* Windows 7/8 */
+	{ 16384, RWND_16384 }, /* OpenBSD, older Windows */
 };
 
 /* MSS multiples Linux used as its initial receive window, by kernel era. */
 static const struct {
 	unsigned mult;
-	const char *label;
+	enum rwnd_class label;
 } mss_multiples[] = {
-	{ 4, "6KB" },    /* Linux <= 2.6.37 (5840, 5792) */
-	{ 10, "10MSS" }, /* Linux 2.6.38 - 3.10 (14600, 14480) */
-	{ 20, "20MSS" }, /* Linux 3.11 - 4.19 (29200, 28960) */
+	{ 4, RWND_6KB },    /* Linux <= 2.6.37 (5840, 5792) */
+	{ 10, RWND_10MSS }, /* Linux 2.6.38 - 3.10 (14600, 14480) */
+	{ 20, RWND_20MSS }, /* Linux 3.11 - 4.19 (29200, 28960) */
 };
 
-const char *classify_rwnd(unsigned win, unsigned mss)
+enum rwnd_class classify_rwnd_class(unsigned win, unsigned mss)
 {
 	for (size_t i = 0; i < sizeof(fixed_windows) / sizeof(fixed_windows[0]); i++)
 		if (win == fixed_windows[i].win)
@@ -54,9 +54,21 @@ const char *classify_rwnd(unsigned win, unsigned mss)
 		 * 65160 = 45 x 1448, 64800 = 45 x 1440 (IPv6) */
 		for (size_t k = 0; k < 2; k++)
 			if (sizes[k] && win <= 65535 && win + sizes[k] > 65535 && win % sizes[k] == 0)
-				return "64KB";
+				return RWND_64KB;
 	}
-	return "other";
+	return RWND_OTHER;
+}
+
+const char *classify_rwnd_name(enum rwnd_class c)
+{
+	static const char *const names[] = { NULL, "6KB", "10MSS", "20MSS", "64KB", "8192", "16384",
+	                                     "other" };
+	return (unsigned)c < sizeof(names) / sizeof(names[0]) ? names[c] : NULL;
+}
+
+const char *classify_rwnd(unsigned win, unsigned mss)
+{
+	return classify_rwnd_name(classify_rwnd_class(win, mss));
 }
 
 /* RFC 3390 section 1: min(4*MSS, max(2*MSS, 4380 bytes)). */
@@ -81,15 +93,26 @@ unsigned classify_iw_rfc6928(unsigned smss)
 	return b / smss;
 }
 
-const char *classify_iw_std(unsigned segs, unsigned smss)
+enum iw_std classify_iw_std_of(unsigned segs, unsigned smss)
 {
 	if (segs && segs == classify_iw_rfc6928(smss))
-		return "rfc6928";
+		return STD_RFC6928;
 	if (segs && segs == classify_iw_rfc3390(smss))
-		return "rfc3390";
+		return STD_RFC3390;
 	if (segs >= 1 && segs <= 2)
-		return "rfc2581"; /* RFC 2581 3.1: IW of at most 2 segments */
-	return "custom";
+		return STD_RFC2581; /* RFC 2581 3.1: IW of at most 2 segments */
+	return STD_CUSTOM;
+}
+
+const char *classify_iw_std_name(enum iw_std s)
+{
+	static const char *const names[] = { NULL, "rfc2581", "rfc3390", "rfc6928", "custom" };
+	return (unsigned)s < sizeof(names) / sizeof(names[0]) ? names[s] : NULL;
+}
+
+const char *classify_iw_std(unsigned segs, unsigned smss)
+{
+	return classify_iw_std_name(classify_iw_std_of(segs, smss));
 }
 
 /* Appends the decimal digits of v at buf + *n (room permitting, *n < len). */
@@ -208,6 +231,7 @@ const char *classify_next_name(enum ff_next n)
 	case FF_NEXT_TIMER: return "timer";
 	case FF_NEXT_REQUEST: return "request";
 	case FF_NEXT_LATE: return "late";
+	case FF_NEXT_BURST: return "burst";
 	default: return NULL;
 	}
 }

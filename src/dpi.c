@@ -170,16 +170,16 @@ void dpi_finish(dpi_ctx *d, struct dpi_state *st, struct flow_record *rec)
 		return;
 	ndpi_protocol pr = { st->app_master, st->app_proto, (ndpi_protocol_category_t)st->app_category };
 	if (detected(pr)) {
-		ndpi_protocol2name(d->ndpi, pr, rec->app_proto_buf, sizeof(rec->app_proto_buf));
-		rec->app_proto = rec->app_proto_buf;
-		rec->app_category = ndpi_category_get_name(d->ndpi, pr.category);
+		ndpi_protocol2name(d->ndpi, pr, rec->app_proto, sizeof(rec->app_proto));
+		const char *cat = ndpi_category_get_name(d->ndpi, pr.category);
+		snprintf(rec->app_category, sizeof(rec->app_category), "%s", cat ? cat : "");
 	} else {
-		rec->app_proto = "Unknown";
-		rec->app_category = "Unspecified";
+		snprintf(rec->app_proto, sizeof(rec->app_proto), "Unknown");
+		snprintf(rec->app_category, sizeof(rec->app_category), "Unspecified");
 	}
-	rec->server_name = st->server_name;
-	rec->dpi_method = st->method == DPI_PAYLOAD ? "payload"
-	                  : st->method == DPI_GUESS ? "guess" : "none";
+	snprintf(rec->server_name, sizeof(rec->server_name), "%s", st->server_name ? st->server_name : "");
+	rec->dpi_method = st->method == DPI_PAYLOAD ? RDPI_PAYLOAD
+	                  : st->method == DPI_GUESS ? RDPI_GUESS : RDPI_NONE;
 }
 
 void dpi_state_free(struct dpi_state *st)

@@ -2,7 +2,6 @@
  * the hand-over of finished flows to the sinks. No allocation per packet. */
 #include "engine.h"
 
-#include <arpa/inet.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -161,128 +160,6 @@ void engine_free(engine *e)
 	dpi_close(e->dpi_local);
 	flow_table_free(e->flows);
 	free(e);
-}
-
-static int64_t opt_val(bool known, int64_t v) { return known ? v : NULL64; }
-
-/* A SYN option the capture did not show: absent (0) when the options were whole, else
- * unknown. */
-static int64_t opt_flag(const struct syn_info *si, uint8_t bit)
-{
-	if (si->present & bit)
-		return 1;
-	return (si->quirks & Q_OPT_CUT) ? NULL64 : 0;
-}
-
-static void side_syn_record(const struct side *sd, struct side_record *r)
-{
-	const struct syn_info *si = &sd->syn;
-	bool seen = si->ts_us != 0;
-	r->syn_win = opt_val(seen, si->win);
-	r->mss = opt_val(seen && (si->present & OPT_MSS), si->mss);
-	r->wscale = opt_val(seen && (si->present & OPT_WS), si->wscale);
-	r->sack = seen ? opt_flag(si, OPT_SACKOK) : NULL64;
-	r->ts = opt_val(seen && (si->present & OPT_TS), si->tsval);
-	r->tfo = seen ? opt_flag(si, OPT_TFO) : NULL64;
-	r->ttl = opt_val(seen, si->ttl);
-	r->ittl = opt_val(seen, classify_ittl(si->ttl));
-	r->syn_bytes = opt_val(seen, si->payload);
-	r->syn_retx = opt_val(seen, si->retx);
-	r->quirks = opt_val(seen, si->quirks);
-	if (seen && !(si->quirks & Q_OPT_CUT)) {
-		classify_olayout(r->olayout_buf, sizeof(r->olayout_buf), si);
-		r->olayout = r->olayout_buf;
-	} else {
-		r->olayout = NULL; /* not seen, or cut by the snaplen: unknown */
-	}
-	r->rwnd_class = seen ? classify_rwnd(si->win, (si->present & OPT_MSS) ? si->mss : 0) : NULL;
-	r->pkts = (int64_t)sd->pkts;
-	r->bytes = (int64_t)sd->bytes;
-}
-
-static void side_flight_record(const struct flow *f, int sender, struct side_record *r)
-{
-	struct ff_verdict v;
-	flight_verdict(f, sender, &v);
-	r->iw_limit = classify_limit_name(v.limit);
-	r->iw_class = NULL;
-	r->iw_std = NULL;
-	r->iw_rule = NULL;
-	r->iw_end = NULL;
-	r->iw_next = NULL;
-	r->iw_pause_us = NULL64;
-	bool data = v.limit != LIMIT_UNKNOWN && v.limit != LIMIT_NONE;
-	r->iw_bytes = data ? v.bytes : (v.limit == LIMIT_NONE ? 0 : NULL64);
-	r->iw_segs = data ? v.segs : (v.limit == LIMIT_NONE ? 0 : NULL64);
-	r->smss = data && v.smss ? v.smss : NULL64;
-	const struct first_flight *ff = sender == 0 ? &f->c.ff : &f->s.ff;
-	r->ff_start_us = data ? (int64_t)ff->first_us : NULL64;
-	r->ff_end_us = data ? (int64_t)ff->last_us : NULL64;
-	if (data) {
-		r->iw_rule = classify_rule_name(v.rule);
-		r->iw_end = classify_end_rule_name(v.end);
-		r->iw_next = classify_next_name(v.next);
-		r->iw_pause_us = v.pause_us >= 0 ? v.pause_us : NULL64;
-	}
-	if (v.limit == LIMIT_CWND) {
-		classify_iw_class(r->iw_class_buf, sizeof(r->iw_class_buf), v.segs, 1);
-		r->iw_class = r->iw_class_buf;
-		r->iw_std = classify_iw_std(v.segs, v.smss);
-	} else if (v.limit == LIMIT_APP || v.limit == LIMIT_RWND || v.limit == LIMIT_NAGLE ||
-	           v.limit == LIMIT_AMBIGUOUS) {
-		classify_iw_class(r->iw_class_buf, sizeof(r->iw_class_buf), v.segs, 0);
-		r->iw_class = r->iw_class_buf;
-	}
-}
-
-/* Dotted quad by hand (glibc's inet_ntop formats IPv4 with sprintf; this runs twice per flow
- * on the reading thread), IPv6 by inet_ntop. */
-static void addr_text(int ver, const struct ip_addr *a, char *buf, size_t len)
-{
-	if (ver == 4 && len >= 16) {
-		char *p = buf;
-		for (int i = 0; i < 4; i++) {
-			unsigned v = a->b[i];
-			if (i)
-				*p++ = '.';
-			if (v >= 100)
-				*p++ = (char)('0' + v / 100);
-			if (v >= 10)
-				*p++ = (char)('0' + v / 10 % 10);
-			*p++ = (char)('0' + v % 10);
-		}
-		*p = '\0';
-		return;
-	}
-	if (!inet_ntop(ver == 6 ? AF_INET6 : AF_INET, a->b, buf, (socklen_t)len))
-		buf[0] = '\0';
-}
-
-static void record_build(const struct flow *f, struct flow_record *r)
-{
-	r->ts_us = (int64_t)f->first_us;
-	r->ip_ver = f->ip_ver;
-	addr_text(f->ip_ver, &f->c_addr, r->client_ip, sizeof(r->client_ip));
-	addr_text(f->ip_ver, &f->s_addr, r->server_ip, sizeof(r->server_ip));
-	r->client_port = f->c_port;
-	r->server_port = f->s_port;
-	r->handshake = classify_handshake_name(handshake_kind(f));
-	r->syn_us = f->syn_us ? (int64_t)f->syn_us : NULL64;
-	r->synack_us = f->synack_us ? (int64_t)f->synack_us : NULL64;
-	r->ack_us = f->ack_us ? (int64_t)f->ack_us : NULL64;
-	int64_t rtt = flight_rtt(f), lc = flight_rtt_leg(f, 0), ls = flight_rtt_leg(f, 1);
-	r->rtt_us = rtt >= 0 ? rtt : NULL64;
-	r->rtt_c_us = lc >= 0 ? lc : NULL64;
-	r->rtt_s_us = ls >= 0 ? ls : NULL64;
-	side_syn_record(&f->c, &r->c);
-	side_syn_record(&f->s, &r->s);
-	side_flight_record(f, 0, &r->c);
-	side_flight_record(f, 1, &r->s);
-	r->duration_us = (int64_t)(f->last_us - f->first_us);
-	r->end_reason = classify_end_name((enum end_reason)f->end_reason);
-	r->app_proto = r->app_category = r->server_name = r->dpi_method = NULL;
-	r->flow_key = (int64_t)f->key;
-	r->update = f->written;
 }
 
 /* Hands f's record to every sink (or to the stage, which adds nDPI's fields). 0 or -1 when a

@@ -4,6 +4,8 @@
 #include <inttypes.h>
 #include <stdlib.h>
 
+#include "classify.h"
+
 struct lines {
 	FILE *out;
 	bool json;
@@ -13,7 +15,7 @@ static const char *txt(const char *s) { return s ? s : "-"; }
 
 static void json_str(FILE *o, const char *key, const char *v)
 {
-	fprintf(o, ",\"%s\":", key);
+	fprintf(o, "\"%s\":", key);
 	if (!v) {
 		fputs("null", o);
 		return;
@@ -34,9 +36,9 @@ static void json_str(FILE *o, const char *key, const char *v)
 static void json_int(FILE *o, const char *key, int64_t v)
 {
 	if (v == NULL64)
-		fprintf(o, ",\"%s\":null", key);
+		fprintf(o, "\"%s\":null", key);
 	else
-		fprintf(o, ",\"%s\":%" PRId64, key, v);
+		fprintf(o, "\"%s\":%" PRId64, key, v);
 }
 
 static int lines_flow(void *self, const struct flow_record *r)
@@ -52,42 +54,25 @@ static int lines_flow(void *self, const struct flow_record *r)
 		if (r->s.syn_win != NULL64)
 			snprintf(sw, sizeof(sw), "%" PRId64, r->s.syn_win);
 		fprintf(o, "%s.%d > %s.%d %s %s syn_win %s/%s rwnd %s/%s server %s %s client %s %s\n",
-		        r->client_ip, r->client_port, r->server_ip, r->server_port, r->handshake,
-		        txt(r->app_proto), cw, sw, txt(r->c.rwnd_class), txt(r->s.rwnd_class),
-		        txt(r->s.iw_class), txt(r->s.iw_limit), txt(r->c.iw_class), txt(r->c.iw_limit));
+		        r->client_ip, r->client_port, r->server_ip, r->server_port,
+		        classify_handshake_name((enum handshake_kind)r->handshake),
+		        r->app_proto[0] ? r->app_proto : "-", cw, sw,
+		        txt(classify_rwnd_name((enum rwnd_class)r->c.rwnd_class)),
+		        txt(classify_rwnd_name((enum rwnd_class)r->s.rwnd_class)),
+		        r->s.iw_class[0] ? r->s.iw_class : "-", txt(classify_limit_name((enum ff_limit)r->s.iw_limit)),
+		        r->c.iw_class[0] ? r->c.iw_class : "-", txt(classify_limit_name((enum ff_limit)r->c.iw_limit)));
 		return ferror(o) ? -1 : 0;
 	}
-	fprintf(o, "{\"ts_us\":%" PRId64, r->ts_us);
-	json_str(o, "client_ip", r->client_ip);
-	json_int(o, "client_port", r->client_port);
-	json_str(o, "server_ip", r->server_ip);
-	json_int(o, "server_port", r->server_port);
-	json_str(o, "handshake", r->handshake);
-	json_int(o, "rtt_us", r->rtt_us);
-	json_int(o, "c_syn_win", r->c.syn_win);
-	json_int(o, "s_syn_win", r->s.syn_win);
-	json_int(o, "c_mss", r->c.mss);
-	json_int(o, "s_mss", r->s.mss);
-	json_str(o, "c_rwnd_class", r->c.rwnd_class);
-	json_str(o, "s_rwnd_class", r->s.rwnd_class);
-	json_int(o, "s_iw_segs", r->s.iw_segs);
-	json_int(o, "s_iw_bytes", r->s.iw_bytes);
-	json_str(o, "s_iw_limit", r->s.iw_limit);
-	json_str(o, "s_iw_class", r->s.iw_class);
-	json_int(o, "c_iw_segs", r->c.iw_segs);
-	json_str(o, "c_iw_limit", r->c.iw_limit);
-	json_str(o, "c_iw_class", r->c.iw_class);
-	json_str(o, "s_iw_rule", r->s.iw_rule);
-	json_str(o, "s_iw_end", r->s.iw_end);
-	json_str(o, "s_iw_next", r->s.iw_next);
-	json_int(o, "s_iw_pause_us", r->s.iw_pause_us);
-	json_str(o, "c_iw_rule", r->c.iw_rule);
-	json_str(o, "c_iw_end", r->c.iw_end);
-	json_str(o, "c_iw_next", r->c.iw_next);
-	json_int(o, "c_iw_pause_us", r->c.iw_pause_us);
-	json_str(o, "app_proto", r->app_proto);
-	json_str(o, "server_name", r->server_name);
-	json_str(o, "end_reason", r->end_reason);
+	/* every column of the flows table, named as there, typed as there */
+	for (unsigned c = 0; c < record_ncolumns; c++) {
+		int64_t v;
+		const char *t;
+		fputc(c ? ',' : '{', o);
+		if (record_value(r, c, &v, &t) == COL_INT)
+			json_int(o, record_columns[c].name, v);
+		else
+			json_str(o, record_columns[c].name, t);
+	}
 	fputs("}\n", o);
 	return ferror(o) ? -1 : 0;
 }

@@ -119,33 +119,24 @@ int stage_packet(stage *s, uint32_t slot, const uint8_t *ip, uint32_t ip_cap, ui
 	return 0;
 }
 
-/* Queues rec as the record, the address it was copied from (its pointers into itself are
- * moved on arrival), and with_name its server name (whose owner frees it) after them. */
-static int put_record(stage *s, uint32_t type, uint32_t slot, const struct flow_record *rec,
-                      bool with_name)
+/* Queues a copy of rec (self-contained: valid on the stage's thread as it is). */
+static int put_record(stage *s, uint32_t type, uint32_t slot, const struct flow_record *rec)
 {
 	if (atomic_load_explicit(&s->failed, memory_order_relaxed))
 		return -1;
-	size_t name = with_name && rec->server_name ? strlen(rec->server_name) + 1 : 0;
-	struct msg *m = reserve(s, type, slot, 0,
-	                        sizeof(*rec) + sizeof(void *) + name);
-	const void *from = rec;
-	uint8_t *body = (uint8_t *)(m + 1);
-	memcpy(body, rec, sizeof(*rec));
-	memcpy(body + sizeof(*rec), &from, sizeof(from));
-	if (name)
-		memcpy(body + sizeof(*rec) + sizeof(from), rec->server_name, name);
+	struct msg *m = reserve(s, type, slot, 0, sizeof(*rec));
+	memcpy(m + 1, rec, sizeof(*rec));
 	return 0;
 }
 
 int stage_record(stage *s, uint32_t slot, const struct flow_record *rec)
 {
-	return put_record(s, MSG_FINAL, slot, rec, false);
+	return put_record(s, MSG_FINAL, slot, rec);
 }
 
 int stage_row(stage *s, const struct flow_record *rec)
 {
-	return put_record(s, MSG_ROW, 0, rec, true);
+	return put_record(s, MSG_ROW, 0, rec);
 }
 
 int stage_tick(stage *s)
@@ -195,25 +186,6 @@ static void to_sinks(stage *s, struct flow_record *rec)
 			atomic_store(&s->failed, 1);
 }
 
-/* Points the record's pointers that pointed into the copy at `from` into rec. */
-static void rebase(struct flow_record *rec, const void *from)
-{
-	const char *lo = from, *hi = lo + sizeof(*rec);
-	const char **fields[] = {
-		&rec->c.olayout, &rec->c.rwnd_class, &rec->c.iw_limit, &rec->c.iw_class,
-		&rec->c.iw_rule, &rec->c.iw_std, &rec->c.iw_end, &rec->c.iw_next,
-		&rec->s.olayout, &rec->s.rwnd_class, &rec->s.iw_limit, &rec->s.iw_class,
-		&rec->s.iw_rule, &rec->s.iw_std, &rec->s.iw_end, &rec->s.iw_next,
-		&rec->handshake, &rec->end_reason, &rec->app_proto, &rec->app_category,
-		&rec->server_name, &rec->dpi_method,
-	};
-	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
-		const char *p = *fields[i];
-		if (p && (uintptr_t)p >= (uintptr_t)lo && (uintptr_t)p < (uintptr_t)hi)
-			*fields[i] = (const char *)rec + (p - lo);
-	}
-}
-
 static void handle(stage *s, const struct msg *m)
 {
 	const uint8_t *body = (const uint8_t *)(m + 1);
@@ -239,13 +211,8 @@ static void handle(stage *s, const struct msg *m)
 		atomic_store(&s->failed, 1);
 		return;
 	}
-	const void *from;
 	memcpy(rec, body, sizeof(*rec));
-	memcpy(&from, body + sizeof(*rec), sizeof(from));
-	rebase(rec, from);
 	if (m->type == MSG_ROW) {
-		if (rec->server_name)
-			rec->server_name = (const char *)body + sizeof(*rec) + sizeof(from);
 		to_sinks(s, rec);
 		free(rec);
 		return;

@@ -218,23 +218,6 @@ static int heal_index(store *s, const char *name, int nlen, const char *stmt, in
 	return there ? 0 : create_index(s, name, nlen, stmt, slen);
 }
 
-/* Columns written for each side, in order, after the flow columns; bound by bind_side(). */
-static const char *const side_columns[] = {
-	"syn_win", "mss", "wscale", "sack", "ts", "tfo", "ttl", "ittl", "olayout", "quirks",
-	"syn_bytes", "syn_retx", "rwnd_class", "pkts", "bytes", "iw_bytes", "iw_segs", "smss",
-	"iw_limit", "iw_class", "iw_rule", "iw_std", "ff_start_us", "ff_end_us", "iw_end", "iw_next",
-	"iw_pause_us",
-};
-#define N_SIDE_COLUMNS (sizeof(side_columns) / sizeof(side_columns[0]))
-
-static const char *const flow_columns[] = {
-	"probe", "run_id", "ts_us", "ip_ver", "client_ip", "client_port", "server_ip", "server_port",
-	"handshake", "syn_us", "synack_us", "ack_us", "rtt_us", "rtt_c_us", "rtt_s_us",
-	"duration_us", "end_reason", "app_proto", "app_category", "server_name", "dpi_method",
-	"flow_key",
-};
-#define N_FLOW_COLUMNS (sizeof(flow_columns) / sizeof(flow_columns[0]))
-
 /* Whether c is part of a flow's key: an upsert leaves those alone. */
 static bool is_key_column(const char *c)
 {
@@ -246,16 +229,12 @@ static bool is_key_column(const char *c)
 static int prepare_insert(store *s, bool upsert)
 {
 	char sql[8192];
-	size_t n = (size_t)snprintf(sql, sizeof(sql), "INSERT INTO flows (");
-	for (size_t i = 0; i < N_FLOW_COLUMNS; i++)
-		n += (size_t)snprintf(sql + n, sizeof(sql) - n, "%s%s", i ? "," : "", flow_columns[i]);
-	for (int side = 0; side < 2; side++)
-		for (size_t i = 0; i < N_SIDE_COLUMNS; i++)
-			n += (size_t)snprintf(sql + n, sizeof(sql) - n, ",%c_%s", "cs"[side],
-			                      side_columns[i]);
-	n += (size_t)snprintf(sql + n, sizeof(sql) - n, ") VALUES (");
-	for (size_t i = 0; i < N_FLOW_COLUMNS + 2 * N_SIDE_COLUMNS; i++)
-		n += (size_t)snprintf(sql + n, sizeof(sql) - n, "%s?", i ? "," : "");
+	size_t n = (size_t)snprintf(sql, sizeof(sql), "INSERT INTO flows (probe,run_id");
+	for (unsigned i = 0; i < record_ncolumns; i++)
+		n += (size_t)snprintf(sql + n, sizeof(sql) - n, ",%s", record_columns[i].name);
+	n += (size_t)snprintf(sql + n, sizeof(sql) - n, ") VALUES (?,?");
+	for (unsigned i = 0; i < record_ncolumns; i++)
+		n += (size_t)snprintf(sql + n, sizeof(sql) - n, ",?");
 	if (!upsert) {
 		n += (size_t)snprintf(sql + n, sizeof(sql) - n, ")");
 		goto prepare;
@@ -264,17 +243,13 @@ static int prepare_insert(store *s, bool upsert)
 	 * state arriving after the final one, as a merge can bring) never replaces a final row */
 	n += (size_t)snprintf(sql + n, sizeof(sql) - n, ") ON CONFLICT (" FLOW_KEY ") DO UPDATE SET ");
 	bool first = true;
-	for (size_t i = 0; i < N_FLOW_COLUMNS; i++) {
-		if (is_key_column(flow_columns[i]) || !strcmp(flow_columns[i], "ts_us"))
+	for (unsigned i = 0; i < record_ncolumns; i++) {
+		const char *c = record_columns[i].name;
+		if (is_key_column(c) || !strcmp(c, "ts_us"))
 			continue;
-		n += (size_t)snprintf(sql + n, sizeof(sql) - n, "%s%s=excluded.%s", first ? "" : ",",
-		                      flow_columns[i], flow_columns[i]);
+		n += (size_t)snprintf(sql + n, sizeof(sql) - n, "%s%s=excluded.%s", first ? "" : ",", c, c);
 		first = false;
 	}
-	for (int side = 0; side < 2; side++)
-		for (size_t i = 0; i < N_SIDE_COLUMNS; i++)
-			n += (size_t)snprintf(sql + n, sizeof(sql) - n, ",%c_%s=excluded.%c_%s", "cs"[side],
-			                      side_columns[i], "cs"[side], side_columns[i]);
 	n += (size_t)snprintf(sql + n, sizeof(sql) - n, " WHERE " FLOW_NOT_STALE);
 prepare:
 	if (n >= sizeof(sql))
@@ -415,42 +390,11 @@ static int bind_i64(sqlite3_stmt *st, int i, int64_t v)
 }
 
 /* SQLITE_STATIC: SQLite reads the text during the step that follows, while the record is
- * still the caller's; every row binds every column anew, so no pointer outlives its row. */
+ * still the caller's (its texts are inside it or static); every row binds every column anew,
+ * so no pointer outlives its row. */
 static int bind_text(sqlite3_stmt *st, int i, const char *v)
 {
 	return v ? sqlite3_bind_text(st, i, v, -1, SQLITE_STATIC) : sqlite3_bind_null(st, i);
-}
-
-/* Binds one side's columns in side_columns order starting at *i. */
-static void bind_side(sqlite3_stmt *st, int *i, const struct side_record *r)
-{
-	bind_i64(st, (*i)++, r->syn_win);
-	bind_i64(st, (*i)++, r->mss);
-	bind_i64(st, (*i)++, r->wscale);
-	bind_i64(st, (*i)++, r->sack);
-	bind_i64(st, (*i)++, r->ts);
-	bind_i64(st, (*i)++, r->tfo);
-	bind_i64(st, (*i)++, r->ttl);
-	bind_i64(st, (*i)++, r->ittl);
-	bind_text(st, (*i)++, r->olayout);
-	bind_i64(st, (*i)++, r->quirks);
-	bind_i64(st, (*i)++, r->syn_bytes);
-	bind_i64(st, (*i)++, r->syn_retx);
-	bind_text(st, (*i)++, r->rwnd_class);
-	bind_i64(st, (*i)++, r->pkts);
-	bind_i64(st, (*i)++, r->bytes);
-	bind_i64(st, (*i)++, r->iw_bytes);
-	bind_i64(st, (*i)++, r->iw_segs);
-	bind_i64(st, (*i)++, r->smss);
-	bind_text(st, (*i)++, r->iw_limit);
-	bind_text(st, (*i)++, r->iw_class);
-	bind_text(st, (*i)++, r->iw_rule);
-	bind_text(st, (*i)++, r->iw_std);
-	bind_i64(st, (*i)++, r->ff_start_us);
-	bind_i64(st, (*i)++, r->ff_end_us);
-	bind_text(st, (*i)++, r->iw_end);
-	bind_text(st, (*i)++, r->iw_next);
-	bind_i64(st, (*i)++, r->iw_pause_us);
 }
 
 static int commit(store *s)
@@ -556,31 +500,16 @@ static int sink_flow(void *self, const struct flow_record *r)
 			return -1;
 		s->in_txn = true;
 	}
-	int i = 1;
-	bind_text(st, i++, s->probe);
-	bind_i64(st, i++, s->run_id);
-	bind_i64(st, i++, r->ts_us);
-	bind_i64(st, i++, r->ip_ver);
-	bind_text(st, i++, r->client_ip);
-	bind_i64(st, i++, r->client_port);
-	bind_text(st, i++, r->server_ip);
-	bind_i64(st, i++, r->server_port);
-	bind_text(st, i++, r->handshake);
-	bind_i64(st, i++, r->syn_us);
-	bind_i64(st, i++, r->synack_us);
-	bind_i64(st, i++, r->ack_us);
-	bind_i64(st, i++, r->rtt_us);
-	bind_i64(st, i++, r->rtt_c_us);
-	bind_i64(st, i++, r->rtt_s_us);
-	bind_i64(st, i++, r->duration_us);
-	bind_text(st, i++, r->end_reason);
-	bind_text(st, i++, r->app_proto);
-	bind_text(st, i++, r->app_category);
-	bind_text(st, i++, r->server_name);
-	bind_text(st, i++, r->dpi_method);
-	bind_i64(st, i++, r->flow_key);
-	bind_side(st, &i, &r->c);
-	bind_side(st, &i, &r->s);
+	bind_text(st, 1, s->probe);
+	bind_i64(st, 2, s->run_id);
+	for (unsigned c = 0; c < record_ncolumns; c++) {
+		int64_t v;
+		const char *t;
+		if (record_value(r, c, &v, &t) == COL_INT)
+			bind_i64(st, (int)c + 3, v);
+		else
+			bind_text(st, (int)c + 3, t);
+	}
 	int rc = sqlite3_step(st); /* every parameter is bound anew for each row */
 	sqlite3_reset(st);
 	if (rc != SQLITE_DONE) {

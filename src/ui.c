@@ -11,10 +11,13 @@
 #include <string.h>
 #include <time.h>
 
+#include "classify.h"
+
 #define IW_MAX 101          /* IW1..IW100, then one bucket for more */
 #define MAX_SERVERS 4096
 #define RECENT 1000
 
+/* in enum rwnd_class's order, from RWND_6KB */
 static const char *const rwnd_names[] = { "6KB", "10MSS", "20MSS", "64KB", "8192", "16384", "other" };
 #define N_RWND (sizeof(rwnd_names) / sizeof(rwnd_names[0]))
 
@@ -27,22 +30,23 @@ struct server {
 
 struct recent {
 	char line[160];
-	char match[200];        /* text the filter searches */
+	char match[400];        /* text the filter searches */
 };
 
 /* Server verdicts counted apart: nagle and ambiguous are lower bounds like app, for other
  * reasons (docs/METHOD.md "Why the flight stopped"). Short names fit the 80-column pane. */
-static const char *const why_names[] = { "cwnd", "app", "nagle", "ambiguous", "rwnd", "loss" };
+static const uint8_t why_limits[] = { LIMIT_CWND, LIMIT_APP, LIMIT_NAGLE, LIMIT_AMBIGUOUS,
+                                      LIMIT_RWND, LIMIT_LOSS };
 static const char *const why_short[] = { "cwnd", "app", "nagle", "ambig", "rwnd", "loss" };
-#define N_WHY (sizeof(why_names) / sizeof(why_names[0]))
+#define N_WHY (sizeof(why_limits) / sizeof(why_limits[0]))
 
-/* Index of a verdict name in why_names, or N_WHY. */
-static unsigned why_index(const char *lim)
+/* Index of a verdict in why_limits, or N_WHY. */
+static unsigned why_index(uint8_t lim)
 {
 	unsigned i = 0;
-	while (lim && i < N_WHY && strcmp(lim, why_names[i]))
+	while (i < N_WHY && why_limits[i] != lim)
 		i++;
-	return lim ? i : (unsigned)N_WHY;
+	return i;
 }
 
 enum { PANE_SERVERS = 0, PANE_RECENT, N_PANES };
@@ -114,38 +118,36 @@ static int sink_flow(void *self, const struct flow_record *r)
 		return 0; /* counted when its verdicts became final */
 	u->flows++;
 	u->seq++;
-	const char *lim = r->s.iw_limit;
+	uint8_t lim = r->s.iw_limit;
 	unsigned segs = segs_of(r->s.iw_segs);
 	unsigned why = why_index(lim);
 	if (why < N_WHY)
 		u->why[why]++;
-	if (why == 0 && segs)
+	if (lim == LIMIT_CWND && segs)
 		u->iw_exact[segs]++;
-	else if (why > 0 && why < N_WHY && strcmp(lim, "loss") && segs)
+	else if (why < N_WHY && lim != LIMIT_LOSS && segs)
 		u->iw_lb[segs]++;
-	if (r->c.rwnd_class)
-		for (unsigned i = 0; i < N_RWND; i++)
-			if (!strcmp(r->c.rwnd_class, rwnd_names[i]))
-				u->rwnd[i]++;
-	if (lim && strcmp(lim, "none")) {
+	if (r->c.rwnd_class > RWND_NULL && r->c.rwnd_class - 1u < N_RWND)
+		u->rwnd[r->c.rwnd_class - 1]++;
+	if (lim != LIMIT_UNKNOWN && lim != LIMIT_NONE) {
 		char key[64];
 		snprintf(key, sizeof(key), "%s %d", r->server_ip, r->server_port);
 		struct server *s = server_for(u, key);
 		s->flows++;
 		s->last = u->seq;
-		if (!strcmp(lim, "cwnd") && segs) {
+		if (lim == LIMIT_CWND && segs) {
 			if (!s->exact || segs < s->iw_min)
 				s->iw_min = segs;
 			if (segs > s->iw_max)
 				s->iw_max = segs;
 			s->exact++;
-		} else if (strcmp(lim, "loss") && segs > s->lb) {
+		} else if (lim != LIMIT_LOSS && segs > s->lb) {
 			s->lb = segs;
 		}
-		if (r->app_proto)
-			snprintf(s->app, sizeof(s->app), "%s", r->app_proto);
-		if (r->server_name)
-			snprintf(s->name, sizeof(s->name), "%s", r->server_name);
+		if (r->app_proto[0])
+			snprintf(s->app, sizeof(s->app), "%.*s", (int)sizeof(s->app) - 1, r->app_proto);
+		if (r->server_name[0])
+			snprintf(s->name, sizeof(s->name), "%.*s", (int)sizeof(s->name) - 1, r->server_name);
 	}
 	struct recent *e = &u->recent[u->recent_head];
 	char cw[24] = "-", sw[24] = "-", ff[40] = "-";
@@ -153,17 +155,15 @@ static int sink_flow(void *self, const struct flow_record *r)
 		snprintf(cw, sizeof(cw), "%lld", (long long)r->c.syn_win);
 	if (r->s.syn_win != NULL64)
 		snprintf(sw, sizeof(sw), "%lld", (long long)r->s.syn_win);
-	if (lim && r->s.iw_segs != NULL64)
-		snprintf(ff, sizeof(ff), "%lld %s", (long long)r->s.iw_segs,
-		         why < N_WHY ? why_short[why] : lim);
+	if (why < N_WHY && r->s.iw_segs != NULL64)
+		snprintf(ff, sizeof(ff), "%lld %s", (long long)r->s.iw_segs, why_short[why]);
 	char server[64];
 	snprintf(server, sizeof(server), "%s:%d", r->server_ip, r->server_port);
+	const char *crwnd = classify_rwnd_name((enum rwnd_class)r->c.rwnd_class);
 	snprintf(e->line, sizeof(e->line), "%-21.21s %-21.21s %-9.9s %6s %6s %-10s %s", r->client_ip,
-	         server, r->app_proto ? r->app_proto : "-", cw, sw, ff,
-	         r->s.iw_class ? r->s.iw_class : "");
-	snprintf(e->match, sizeof(e->match), "%s %s %s %s %s", e->line,
-	         r->server_name ? r->server_name : "", r->c.rwnd_class ? r->c.rwnd_class : "",
-	         r->s.iw_class ? r->s.iw_class : "", r->app_category ? r->app_category : "");
+	         server, r->app_proto[0] ? r->app_proto : "-", cw, sw, ff, r->s.iw_class);
+	snprintf(e->match, sizeof(e->match), "%s %s %s %s %s", e->line, r->server_name,
+	         crwnd ? crwnd : "", r->s.iw_class, r->app_category);
 	u->recent_head = (u->recent_head + 1) % RECENT;
 	if (u->nrecent < RECENT)
 		u->nrecent++;

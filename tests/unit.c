@@ -7,9 +7,73 @@
 #include "classify.h"
 #include "decode.h"
 #include "flow.h"
+#include "record.h"
 #include "unit.h"
 
 int unit_checks, unit_failures;
+
+extern const char store_schema_sql[], pg_schema_sql[];
+
+/* The flows table of an embedded schema, column names in order, into names (comma-joined). */
+static void schema_flow_columns(const char *sql, char *names, size_t len)
+{
+	const char *p = strstr(sql, "CREATE TABLE flows (");
+	size_t n = 0;
+	names[0] = '\0';
+	if (!p)
+		return;
+	p = strchr(p, '(') + 1;
+	const char *end = strstr(p, "\n);");
+	bool at_start = true;
+	while (p < end) {
+		if (p[0] == '-' && p[1] == '-') { /* a comment, to the end of its line */
+			while (p < end && *p != '\n')
+				p++;
+			continue;
+		}
+		if (*p == ',') {
+			at_start = true;
+			p++;
+			continue;
+		}
+		if (at_start && *p >= 'A' && *p <= 'Z')
+			break; /* FOREIGN KEY ...: the table's constraints come after its columns */
+		if (at_start && (*p == '_' || (*p >= 'a' && *p <= 'z'))) {
+			const char *w = p;
+			while (*p == '_' || (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9'))
+				p++;
+			n += (size_t)snprintf(names + n, len - n, "%s%.*s", n ? "," : "", (int)(p - w), w);
+			at_start = false;
+			continue;
+		}
+		if (*p != ' ' && *p != '\n' && *p != '\t')
+			at_start = false;
+		p++;
+	}
+}
+
+/* record_columns (the one list sinks write) is the flows table of both schema files. */
+static void test_columns(void)
+{
+	char want[4096], got[4096];
+	size_t n = (size_t)snprintf(want, sizeof(want), "probe,run_id");
+	for (unsigned i = 0; i < record_ncolumns; i++)
+		n += (size_t)snprintf(want + n, sizeof(want) - n, ",%s", record_columns[i].name);
+	schema_flow_columns(store_schema_sql, got, sizeof(got));
+	CHECK(!strcmp(got, want));
+	if (strcmp(got, want))
+		printf("     sqlite.sql: %s\n     record:     %s\n", got, want);
+	schema_flow_columns(pg_schema_sql, got, sizeof(got));
+	CHECK(!strcmp(got, want));
+	/* a column's type follows its values: texts are labels, the rest numbers */
+	struct flow_record r;
+	memset(&r, 0, sizeof(r));
+	for (unsigned i = 0; i < record_ncolumns; i++) {
+		int64_t v;
+		const char *t;
+		CHECK(record_value(&r, i, &v, &t) == record_columns[i].type);
+	}
+}
 
 static void test_classify(void)
 {
@@ -263,6 +327,7 @@ int main(void)
 	test_flow_table();
 	test_flow_table_grows();
 	test_flight();
+	test_columns();
 	printf("unit: %d checks, %d failed\n", unit_checks, unit_failures);
 	return unit_failures ? 1 : 0;
 }

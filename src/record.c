@@ -1,0 +1,239 @@
+/* The flow record: built from a flow when it is written (verdicts become labels: the limit ->
+ * class and standard mapping), and the flows table's columns as data. */
+#include "record.h"
+
+#include <arpa/inet.h>
+#include <string.h>
+
+#include "classify.h"
+#include "flight.h"
+#include "handshake.h"
+
+static int64_t opt_val(bool known, int64_t v) { return known ? v : NULL64; }
+
+/* A SYN option the capture did not show: absent (0) when the options were whole, else
+ * unknown. */
+static int64_t opt_flag(const struct syn_info *si, uint8_t bit)
+{
+	if (si->present & bit)
+		return 1;
+	return (si->quirks & Q_OPT_CUT) ? NULL64 : 0;
+}
+
+static void side_syn_record(const struct side *sd, struct side_record *r)
+{
+	const struct syn_info *si = &sd->syn;
+	bool seen = si->ts_us != 0;
+	r->syn_win = opt_val(seen, si->win);
+	r->mss = opt_val(seen && (si->present & OPT_MSS), si->mss);
+	r->wscale = opt_val(seen && (si->present & OPT_WS), si->wscale);
+	r->sack = seen ? opt_flag(si, OPT_SACKOK) : NULL64;
+	r->ts = opt_val(seen && (si->present & OPT_TS), si->tsval);
+	r->tfo = seen ? opt_flag(si, OPT_TFO) : NULL64;
+	r->ttl = opt_val(seen, si->ttl);
+	r->ittl = opt_val(seen, classify_ittl(si->ttl));
+	r->syn_bytes = opt_val(seen, si->payload);
+	r->syn_retx = opt_val(seen, si->retx);
+	r->quirks = opt_val(seen, si->quirks);
+	/* not seen, or cut by the snaplen: unknown */
+	r->olayout_known = seen && !(si->quirks & Q_OPT_CUT);
+	if (r->olayout_known)
+		classify_olayout(r->olayout, sizeof(r->olayout), si);
+	else
+		r->olayout[0] = '\0';
+	r->rwnd_class = (uint8_t)(seen ? classify_rwnd_class(si->win, (si->present & OPT_MSS) ? si->mss : 0)
+	                               : RWND_NULL);
+	r->pkts = (int64_t)sd->pkts;
+	r->bytes = (int64_t)sd->bytes;
+}
+
+/* The verdict on a first flight and its evidence; the limit gives the class (exact for cwnd,
+ * a lower bound for rwnd, nagle, app and ambiguous) and, when exact, the standard. */
+static void side_flight_record(const struct flow *f, int sender, struct side_record *r)
+{
+	struct ff_verdict v;
+	flight_verdict(f, sender, &v);
+	bool data = v.limit != LIMIT_UNKNOWN && v.limit != LIMIT_NONE;
+	const struct first_flight *ff = sender == 0 ? &f->c.ff : &f->s.ff;
+	r->iw_limit = (uint8_t)v.limit;
+	r->iw_bytes = data ? v.bytes : (v.limit == LIMIT_NONE ? 0 : NULL64);
+	r->iw_segs = data ? v.segs : (v.limit == LIMIT_NONE ? 0 : NULL64);
+	r->smss = data && v.smss ? v.smss : NULL64;
+	r->ff_start_us = data ? (int64_t)ff->first_us : NULL64;
+	r->ff_end_us = data ? (int64_t)ff->last_us : NULL64;
+	r->iw_rule = (uint8_t)(data ? v.rule : RULE_NONE);
+	r->iw_end = (uint8_t)v.end;
+	r->iw_next = (uint8_t)(data ? v.next : FF_NEXT_NONE);
+	r->iw_pause_us = data && v.pause_us >= 0 ? v.pause_us : NULL64;
+	r->iw_std = STD_NULL;
+	r->iw_class[0] = '\0';
+	switch (v.limit) {
+	case LIMIT_CWND:
+		classify_iw_class(r->iw_class, sizeof(r->iw_class), v.segs, 1);
+		r->iw_std = (uint8_t)classify_iw_std_of(v.segs, v.smss);
+		break;
+	case LIMIT_APP:
+	case LIMIT_RWND:
+	case LIMIT_NAGLE:
+	case LIMIT_AMBIGUOUS:
+		classify_iw_class(r->iw_class, sizeof(r->iw_class), v.segs, 0);
+		break;
+	default:
+		break;
+	}
+}
+
+/* Dotted quad by hand (glibc's inet_ntop formats IPv4 with sprintf; this runs twice per flow
+ * on the reading thread), IPv6 by inet_ntop. */
+static void addr_text(int ver, const struct ip_addr *a, char *buf, size_t len)
+{
+	if (ver == 4 && len >= 16) {
+		char *p = buf;
+		for (int i = 0; i < 4; i++) {
+			unsigned v = a->b[i];
+			if (i)
+				*p++ = '.';
+			if (v >= 100)
+				*p++ = (char)('0' + v / 100);
+			if (v >= 10)
+				*p++ = (char)('0' + v / 10 % 10);
+			*p++ = (char)('0' + v % 10);
+		}
+		*p = '\0';
+		return;
+	}
+	if (!inet_ntop(ver == 6 ? AF_INET6 : AF_INET, a->b, buf, (socklen_t)len))
+		buf[0] = '\0';
+}
+
+void record_build(const struct flow *f, struct flow_record *r)
+{
+	r->ts_us = (int64_t)f->first_us;
+	r->ip_ver = f->ip_ver;
+	addr_text(f->ip_ver, &f->c_addr, r->client_ip, sizeof(r->client_ip));
+	addr_text(f->ip_ver, &f->s_addr, r->server_ip, sizeof(r->server_ip));
+	r->client_port = f->c_port;
+	r->server_port = f->s_port;
+	r->handshake = (uint8_t)handshake_kind(f);
+	r->syn_us = f->syn_us ? (int64_t)f->syn_us : NULL64;
+	r->synack_us = f->synack_us ? (int64_t)f->synack_us : NULL64;
+	r->ack_us = f->ack_us ? (int64_t)f->ack_us : NULL64;
+	int64_t rtt = flight_rtt(f), lc = flight_rtt_leg(f, 0), ls = flight_rtt_leg(f, 1);
+	r->rtt_us = rtt >= 0 ? rtt : NULL64;
+	r->rtt_c_us = lc >= 0 ? lc : NULL64;
+	r->rtt_s_us = ls >= 0 ? ls : NULL64;
+	side_syn_record(&f->c, &r->c);
+	side_syn_record(&f->s, &r->s);
+	side_flight_record(f, 0, &r->c);
+	side_flight_record(f, 1, &r->s);
+	r->duration_us = (int64_t)(f->last_us - f->first_us);
+	r->end_reason = f->end_reason;
+	r->dpi_method = RDPI_OFF;
+	r->app_proto[0] = r->app_category[0] = r->server_name[0] = '\0';
+	r->flow_key = (int64_t)f->key;
+	r->update = f->written;
+}
+
+/* ---- the columns --------------------------------------------------------------------------- */
+
+static const char *text_or_null(const char *s) { return s[0] ? s : NULL; }
+
+static const char *dpi_method_name(uint8_t m)
+{
+	switch (m) {
+	case RDPI_PAYLOAD: return "payload";
+	case RDPI_GUESS: return "guess";
+	case RDPI_NONE: return "none";
+	default: return NULL;
+	}
+}
+
+/* X(name, type, value): the flows table's columns in schema order; value is an expression over
+ * r (the record) or, for a side's columns, sd (its side_record), written c_NAME and s_NAME. */
+#define FLOW_HEAD(X)                                                        \
+	X(ts_us, INT, r->ts_us)                                                 \
+	X(ip_ver, INT, r->ip_ver)                                               \
+	X(client_ip, TEXT, r->client_ip)                                        \
+	X(client_port, INT, r->client_port)                                     \
+	X(server_ip, TEXT, r->server_ip)                                        \
+	X(server_port, INT, r->server_port)                                     \
+	X(handshake, TEXT, classify_handshake_name((enum handshake_kind)r->handshake)) \
+	X(syn_us, INT, r->syn_us)                                               \
+	X(synack_us, INT, r->synack_us)                                         \
+	X(ack_us, INT, r->ack_us)                                               \
+	X(rtt_us, INT, r->rtt_us)                                               \
+	X(rtt_c_us, INT, r->rtt_c_us)                                           \
+	X(rtt_s_us, INT, r->rtt_s_us)
+
+#define SIDE(X)                                                             \
+	X(syn_win, INT, sd->syn_win)                                            \
+	X(mss, INT, sd->mss)                                                    \
+	X(wscale, INT, sd->wscale)                                              \
+	X(sack, INT, sd->sack)                                                  \
+	X(ts, INT, sd->ts)                                                      \
+	X(tfo, INT, sd->tfo)                                                    \
+	X(ttl, INT, sd->ttl)                                                    \
+	X(ittl, INT, sd->ittl)                                                  \
+	X(olayout, TEXT, sd->olayout_known ? sd->olayout : NULL)                \
+	X(quirks, INT, sd->quirks)                                              \
+	X(syn_bytes, INT, sd->syn_bytes)                                        \
+	X(syn_retx, INT, sd->syn_retx)                                          \
+	X(rwnd_class, TEXT, classify_rwnd_name((enum rwnd_class)sd->rwnd_class)) \
+	X(pkts, INT, sd->pkts)                                                  \
+	X(bytes, INT, sd->bytes)                                                \
+	X(iw_bytes, INT, sd->iw_bytes)                                          \
+	X(iw_segs, INT, sd->iw_segs)                                            \
+	X(smss, INT, sd->smss)                                                  \
+	X(iw_limit, TEXT, classify_limit_name((enum ff_limit)sd->iw_limit))     \
+	X(iw_class, TEXT, text_or_null(sd->iw_class))                           \
+	X(iw_rule, TEXT, classify_rule_name((enum ff_rule)sd->iw_rule))         \
+	X(iw_std, TEXT, classify_iw_std_name((enum iw_std)sd->iw_std))          \
+	X(ff_start_us, INT, sd->ff_start_us)                                    \
+	X(ff_end_us, INT, sd->ff_end_us)                                        \
+	X(iw_end, TEXT, sd->iw_rule ? classify_end_rule_name((enum ff_end)sd->iw_end) : NULL) \
+	X(iw_next, TEXT, classify_next_name((enum ff_next)sd->iw_next))         \
+	X(iw_pause_us, INT, sd->iw_pause_us)
+
+#define FLOW_TAIL(X)                                                        \
+	X(duration_us, INT, r->duration_us)                                     \
+	X(end_reason, TEXT, classify_end_name((enum end_reason)r->end_reason))  \
+	X(app_proto, TEXT, text_or_null(r->app_proto))                          \
+	X(app_category, TEXT, text_or_null(r->app_category))                    \
+	X(server_name, TEXT, text_or_null(r->server_name))                      \
+	X(dpi_method, TEXT, dpi_method_name(r->dpi_method))                     \
+	X(flow_key, INT, r->flow_key)
+
+#define ENTRY(name, type, value) { #name, COL_##type },
+#define SIDE_ENTRIES(name, type, value) { "c_" #name, COL_##type }, { "s_" #name, COL_##type },
+const struct record_column record_columns[] = { FLOW_HEAD(ENTRY) SIDE(SIDE_ENTRIES) FLOW_TAIL(ENTRY) };
+const unsigned record_ncolumns = sizeof(record_columns) / sizeof(record_columns[0]);
+
+#define ID(name, type, value) ID_##name,
+enum { FLOW_HEAD(ID) N_HEAD };
+enum { SIDE(ID) N_SIDE };
+enum { FLOW_TAIL(ID) N_TAIL };
+
+#define PUT_INT(value) (*i = (int64_t)(value), COL_INT)
+#define PUT_TEXT(value) (*s = (value), COL_TEXT)
+#define CASE(name, type, value) case ID_##name: return PUT_##type(value);
+
+int record_value(const struct flow_record *r, unsigned col, int64_t *i, const char **s)
+{
+	if (col < N_HEAD) {
+		switch (col) {
+		FLOW_HEAD(CASE)
+		}
+	} else if (col < N_HEAD + 2 * N_SIDE) {
+		unsigned k = col - N_HEAD;
+		const struct side_record *sd = k % 2 ? &r->s : &r->c;
+		switch (k / 2) {
+		SIDE(CASE)
+		}
+	} else {
+		switch (col - N_HEAD - 2 * N_SIDE) {
+		FLOW_TAIL(CASE)
+		}
+	}
+	*i = NULL64;
+	return COL_INT;
+}
