@@ -43,7 +43,9 @@ enum ff_next {
 	FF_NEXT_ACK,      /* on the heels of an ACK of its data: released by it */
 	FF_NEXT_TIMER,    /* after a pause with the flight's TSecr: no ACK processed (TLP, RTO) */
 	FF_NEXT_REQUEST,  /* after the receiver sent new data or a FIN of its own */
-	FF_NEXT_LATE      /* later than 1.5 handshake RTTs, or with no ACK seen before it */
+	FF_NEXT_LATE,     /* later than 1.5 handshake RTTs, or with no ACK seen before it */
+	FF_NEXT_BURST     /* on the heels of an ACK, as a flight more than twice this one: slow
+	                   * start at most doubles, so the window had not stopped this one */
 };
 
 /* One sender's first flight (docs/METHOD.md). Sequence numbers are relative to the sender's
@@ -67,6 +69,9 @@ struct first_flight {
 	uint16_t max_payload;       /* largest flight-1 packet payload */
 	uint16_t n_max;             /* flight-1 packets of exactly max_payload */
 	uint16_t last_payload;      /* payload of the flight's last packet */
+	uint16_t f2_segs;           /* segments of the next flight, until an ACK of its data or a
+	                             * pause (a lower bound at any vantage point); saturates */
+	uint16_t f2_last_64us;      /* its last packet, in 64 us after next_us (4.2 s at most) */
 	uint8_t state;              /* enum ff_state */
 	uint8_t rule;               /* enum ff_rule */
 	uint8_t end;                /* enum ff_end, once closed */
@@ -80,6 +85,7 @@ struct first_flight {
 	bool rwnd_known;
 	bool loss;                  /* hole or retransmission inside flight 1 */
 	bool r_data_before_next;    /* receiver sent new data or a FIN before the next data */
+	bool f2_done;               /* f2_segs is final */
 };
 
 /* One endpoint of a flow and everything it sent (its address and port are in struct flow,

@@ -142,6 +142,31 @@ static void flight_close(const struct flow *f, struct first_flight *ff, const st
 	                 gap >= FLIGHT_TIMER_MIN_US && (int64_t)gap * 10 >= rtt * FLIGHT_CWND_RTTS_X10;
 }
 
+/* The segments newlen new bytes take: ceil(newlen / smss), one while smss is unknown. */
+static uint32_t segments(const struct first_flight *ff, uint32_t newlen)
+{
+	return ff->smss ? (newlen + ff->smss - 1) / ff->smss : 1;
+}
+
+/* New data of S after flight 1 closed: counted into the next flight until R acknowledges any
+ * of it (what that ACK releases is the flight after) or S pauses for half the handshake RTT
+ * (a timer send, the application). At any vantage point the count is at most the flight's. */
+static void second_flight(const struct flow *f, struct first_flight *ff, const struct pkt *p,
+                          uint32_t newlen)
+{
+	uint64_t off = (p->ts_us > ff->next_us ? p->ts_us - ff->next_us : 0) >> 6;
+	int64_t rtt = flight_rtt(f);
+	if (off > UINT16_MAX ||
+	    (rtt > 0 && off > ff->f2_last_64us &&
+	     (int64_t)(off - ff->f2_last_64us) * 64 * FLIGHT_PAUSE_RTT_DIV >= rtt)) {
+		ff->f2_done = true; /* a pause, or a next flight over 4 s long */
+		return;
+	}
+	uint32_t n = ff->f2_segs + segments(ff, newlen);
+	ff->f2_segs = n > UINT16_MAX ? UINT16_MAX : (uint16_t)n;
+	ff->f2_last_64us = (uint16_t)off;
+}
+
 /* p, new data of S, joins flight 1. */
 static void flight_add(const struct flow *f, struct first_flight *ff, const struct pkt *p,
                        uint32_t newlen)
@@ -156,7 +181,7 @@ static void flight_add(const struct flow *f, struct first_flight *ff, const stru
 			ff->max_gap_us = gap > UINT32_MAX ? UINT32_MAX : (uint32_t)gap;
 	}
 	ff->bytes += newlen;
-	ff->segs += ff->smss ? (newlen + ff->smss - 1) / ff->smss : 1;
+	ff->segs += segments(ff, newlen);
 	ff->last_us = p->ts_us;
 	uint16_t pl = p->payload_len > 0xffff ? 0xffff : (uint16_t)p->payload_len;
 	ff->last_payload = pl;
@@ -213,6 +238,7 @@ static void sender_packet(struct flow *f, struct side *s, const struct side *r, 
 			why = FF_END_PAUSE;
 		if (why != FF_END_NONE) {
 			flight_close(f, ff, p, why, pause, o);
+			ff->f2_segs = (uint16_t)segments(ff, newlen);
 			/* bytes between the flight and this packet were sent before it and not seen
 			 * here: lost on the way, so where flight 1 ended is not known */
 			if (hole)
@@ -223,8 +249,18 @@ static void sender_packet(struct flow *f, struct side *s, const struct side *r, 
 				ff->loss = true;
 			flight_add(f, ff, p, newlen);
 		}
+	} else if (!ff->f2_done) {
+		second_flight(f, ff, p, newlen);
 	}
 	ff->snd_nxt = end;
+}
+
+/* Whether R's packet p carries a FIN or data beyond what R sent before. */
+static bool r_new_data(const struct side *r, const struct pkt *p)
+{
+	return (p->flags & TH_FIN) ||
+	       (p->payload_len > 0 && r->isn_known &&
+	        sdiff(p->seq + ((p->flags & TH_SYN) ? 1u : 0u) + p->payload_len, r->snd_max) > 0);
 }
 
 /* p is from R: it may be A1 for S's flight, new data or a FIN of R's own, or SACK a hole in
@@ -248,10 +284,14 @@ static void receiver_packet(struct flow *f, struct side *s, const struct side *r
 			else
 				ff->rule = RULE_TSECR;
 		}
-		if ((p->flags & TH_FIN) ||
-		    (p->payload_len > 0 && r->isn_known &&
-		     sdiff(p->seq + ((p->flags & TH_SYN) ? 1u : 0u) + p->payload_len, r->snd_max) > 0))
+		if (r_new_data(r, p))
 			ff->r_data_before_next = true;
+	} else if (ff->state == FF_CLOSED && !ff->f2_done) {
+		/* the next flight ends at R's first ACK of its data, or R's own new data (what
+		 * follows may answer it) */
+		if (((p->flags & TH_ACK) && sdiff(p->ack - (s->isn + 1), ff->fl_end) > 0) ||
+		    r_new_data(r, p))
+			ff->f2_done = true;
 	}
 	/* A SACK block above the cumulative ACK and inside flight 1 means a hole below it. */
 	uint32_t fl_end = ff->state == FF_OPEN ? ff->snd_nxt : ff->fl_end;
@@ -379,6 +419,11 @@ void flight_verdict(const struct flow *f, int sender, struct ff_verdict *v)
 		v->limit = LIMIT_RWND;
 		return;
 	}
+	/* slow start at most doubles the window in a round trip (one segment per segment
+	 * acknowledged): a next flight larger than twice this one (and one timer send) shows that
+	 * the window had not stopped this one; the application had more only later */
+	if (v->next == FF_NEXT_ACK && ends_full(ff, m) && ff->f2_segs > 2u * ff->segs + 1u)
+		v->next = FF_NEXT_BURST;
 	switch (v->next) {
 	case FF_NEXT_ACK:
 	case FF_NEXT_TIMER:

@@ -210,6 +210,35 @@ static void pause_ends_flight(void)
 	VERDICT(c, 1, LIMIT_APP, 4, FF_END_PAUSE, FF_NEXT_LATE);
 }
 
+/* A burst after the flight: 5 segments, two ACKs, then 12 back to back a round trip later.
+ * Slow start cannot more than double, so 5 was not the window (a real server's 206 reply). With
+ * 10 then 20 it could be: that stays IW10. */
+static void burst_is_not_the_window(void)
+{
+	struct conn c;
+	handshake(&c, false, 70 * MS, 500);
+	data(&c, 0, 71 * MS, 287, 0);
+	for (int i = 0; i < 5; i++)
+		data(&c, 1, 150 * MS + (uint64_t)i * 100, 1400, 0);
+	ack(&c, 0, 151 * MS);
+	for (int i = 0; i < 12; i++)
+		data(&c, 1, 222 * MS + (uint64_t)i * 20, 1400, 0);
+	ack(&c, 0, 223 * MS); /* acknowledges the second flight: what follows is the third */
+	for (int i = 0; i < 30; i++)
+		data(&c, 1, 224 * MS + (uint64_t)i * 20, 1400, 0);
+	VERDICT(c, 1, LIMIT_APP, 5, FF_END_TIMING, FF_NEXT_BURST);
+	handshake(&c, true, 30 * MS, 100);
+	data(&c, 0, 31 * MS, 100, 0);
+	for (int i = 0; i < 10; i++)
+		data(&c, 1, 61 * MS + (uint64_t)i * 100, 1448, 0);
+	ack(&c, 0, 62 * MS);
+	for (int i = 0; i < 21; i++) /* 2 x 10 and one timer send */
+		data(&c, 1, 91 * MS + (uint64_t)i * 100, 1448, 0);
+	VERDICT(c, 1, LIMIT_CWND, 10, FF_END_TSECR, FF_NEXT_ACK);
+	data(&c, 1, 91 * MS + 2200, 1448, 0); /* one more: 22 > 2 x 10 + 1 */
+	VERDICT(c, 1, LIMIT_APP, 10, FF_END_TSECR, FF_NEXT_BURST);
+}
+
 /* Request-response: the server's next data came after the client's next request. */
 static void request_response(void)
 {
@@ -395,6 +424,7 @@ void test_flight(void)
 	timer_floor();
 	pause_ends_flight();
 	request_response();
+	burst_is_not_the_window();
 	ambiguous_queue();
 	ambiguous_slow_synack();
 	rwnd_full();
