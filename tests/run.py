@@ -193,6 +193,7 @@ def t_tshark_ours(binary, tmp):
     caps = sorted(glob.glob(os.path.join(PCAPS, "truth", "*.pcap")) +
                   glob.glob(os.path.join(PCAPS, "link", "*.pcap")) +
                   glob.glob(os.path.join(PCAPS, "*.pcap")))
+    tshark_check.prefetch(caps, tmp)
     def one(i, cap):
         return tshark_check.compare(analyse(binary, [cap], tmp, ["--no-dpi"], "x%d.db" % i), cap)
 
@@ -244,8 +245,9 @@ def t_shared(binary, tmp):
         n, p = tshark_check.compare(db, path)
         return problems + p, n, 0, None
 
-    # one capture per core at a time: each is an ASan run of iwscope plus tshark's reading
+    # one capture per core at a time: each is an ASan run of iwscope; tshark reads them first
     todo = [rel for rel in sorted(index) if os.path.exists(os.path.join(SHARED, rel))]
+    tshark_check.prefetch([os.path.join(SHARED, rel) for rel in todo], tmp)
     with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
         results = list(pool.map(one, range(len(todo)), todo))
     problems, compared, unsupported, files, refused = [], 0, 0, len(todo), []
@@ -2050,6 +2052,14 @@ def t_tsan(binary, tmp):
 
 
 # ---------------------------------------------------------------------------------------------
+
+# ---------------------------------------------------------------------------------------------
+# Tests by area: each tests/area_*.py registers its tests with @test and uses this file's
+# helpers (run, rows, analyse, eq, ...), in the order of the file names.
+
+for _area in sorted(glob.glob(os.path.join(HERE, "area_*.py"))):
+    exec(compile(open(_area).read(), _area, "exec"))
+
 
 def main():
     args = sys.argv[1:]

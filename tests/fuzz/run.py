@@ -123,28 +123,37 @@ def flight_seeds():
     return out
 
 
+def fuzz(t, seconds):
+    """Seeds and runs one target; returns (its summary lines, whether it failed)."""
+    corpus = os.path.join(BUILD, "fuzz-corpus", t)
+    arts = os.path.join(BUILD, "fuzz-artifacts") + "/"
+    os.makedirs(arts, exist_ok=True)
+    seeds = seed(t, corpus)
+    r = subprocess.run([os.path.join(BUILD, t), corpus, "-max_total_time=%d" % seconds,
+                        "-artifact_prefix=" + arts + t + "-", "-print_final_stats=1",
+                        "-rss_limit_mb=2048", "-max_len=65536", "-timeout=10"],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    runs = [l for l in r.stdout.splitlines() if l.startswith("stat::number_of_executed_units")]
+    cov = [l for l in r.stdout.splitlines() if " cov: " in l]
+    out = ["%s: %d seeds, %s, %s, exit %d" % (t, seeds, runs[-1].split()[-1] + " runs" if runs else "?",
+                                              cov[-1].split(" cov: ")[1].split()[0] + " edges" if cov else "?",
+                                              r.returncode)]
+    if r.returncode != 0:
+        out += r.stdout.splitlines()[-40:]
+    return out, r.returncode != 0
+
+
 def main():
+    """Targets run side by side, one per core (each libFuzzer run is single-threaded)."""
+    import concurrent.futures
     seconds = int(sys.argv[1]) if len(sys.argv) > 1 else 600
     targets = sys.argv[2:] or ["fuzz_decode", "fuzz_options", "fuzz_capture", "fuzz_pcapfile", "fuzz_flight"]
-    failed = 0
-    for t in targets:
-        corpus = os.path.join(BUILD, "fuzz-corpus", t)
-        arts = os.path.join(BUILD, "fuzz-artifacts") + "/"
-        os.makedirs(arts, exist_ok=True)
-        seeds = seed(t, corpus)
-        r = subprocess.run([os.path.join(BUILD, t), corpus, "-max_total_time=%d" % seconds,
-                            "-artifact_prefix=" + arts + t + "-", "-print_final_stats=1",
-                            "-rss_limit_mb=2048", "-max_len=65536", "-timeout=10"],
-                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        runs = [l for l in r.stdout.splitlines() if l.startswith("stat::number_of_executed_units")]
-        cov = [l for l in r.stdout.splitlines() if " cov: " in l]
-        print("%s: %d seeds, %s, %s, exit %d" % (t, seeds, runs[-1].split()[-1] + " runs" if runs else "?",
-                                                 cov[-1].split(" cov: ")[1].split()[0] + " edges" if cov else "?",
-                                                 r.returncode))
-        if r.returncode != 0:
-            failed += 1
-            print("\n".join(r.stdout.splitlines()[-40:]))
-    return 1 if failed else 0
+    suite()  # loaded once, before the threads
+    with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+        results = list(pool.map(lambda t: fuzz(t, seconds), targets))
+    for lines, _ in results:
+        print("\n".join(lines))
+    return 1 if any(bad for _, bad in results) else 0
 
 
 if __name__ == "__main__":
