@@ -23,11 +23,12 @@ const char *classify_rwnd(unsigned win, unsigned mss); /* the two in one */
 /* Which standard an exact IW matches; STD_NULL: not an exact IW. */
 enum iw_std { STD_NULL = 0, STD_RFC2581, STD_RFC3390, STD_RFC6928, STD_CUSTOM };
 
-/* The standard an exact IW of segs segments matches at smss, and its name: "rfc6928",
- * "rfc3390", "rfc2581" or "custom" (static strings; NULL for STD_NULL). */
-enum iw_std classify_iw_std_of(unsigned segs, unsigned smss);
+/* The standard an exact IW of segs segments and bytes bytes matches at smss, and its name:
+ * "rfc6928", "rfc3390", "rfc2581" or "custom" (static strings; NULL for STD_NULL). The
+ * standards' limits are in bytes: a flight matches the newest one whose limit it fills. */
+enum iw_std classify_iw_std_of(unsigned segs, unsigned bytes, unsigned smss);
 const char *classify_iw_std_name(enum iw_std s);
-const char *classify_iw_std(unsigned segs, unsigned smss); /* the two in one */
+const char *classify_iw_std(unsigned segs, unsigned bytes, unsigned smss); /* the two in one */
 
 /* Segments RFC 3390 / RFC 6928 allow at smss. */
 unsigned classify_iw_rfc3390(unsigned smss);

@@ -38,6 +38,9 @@ int pg_send_batch(void *db, const struct store_rows *tables, unsigned ntables);
 /* Runs sql and calls row() with each result row as text. 0 or -1. */
 int pg_query(pgdb *db, const char *sql, store_row_fn row, void *arg);
 
+/* Runs sql (statements without results, e.g. a transaction). 0 or -1. */
+int pg_exec(pgdb *db, const char *sql);
+
 /* The last error, one line. */
 const char *pg_error(const pgdb *db);
 

@@ -22,6 +22,7 @@ struct pgsink_stats {
 	uint64_t drained;   /* of them, delivered once it was back */
 	uint64_t remaining; /* still in the spool at the end */
 	uint64_t backlog;   /* found in the spool at the start, left by an earlier run */
+	int64_t replaced_runs, replaced_flows; /* --replace: the server's earlier runs of the source */
 };
 
 /* Opens the spool and connects. A server that cannot be reached is not an error (rows spool

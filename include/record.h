@@ -75,6 +75,10 @@ struct run_info {
 	const char *probe;    /* capture point: --probe, default the host name */
 	int64_t started_us, finished_us;
 	const char *source;   /* files or interface, as given */
+	/* a capture file's run where an earlier run of the same probe and source is: refused
+	 * (the default: its flows would count twice), added beside it (--append), or put in its
+	 * place (--replace). Interfaces are never checked. */
+	enum { RUN_NEW_ONLY = 0, RUN_APPEND, RUN_REPLACE, RUN_LIVE } again;
 	const char *filter;   /* BPF expression or NULL */
 	const char *status;   /* running, complete, interrupted, failed */
 	const char *options;  /* other options that change results, e.g. "timing" */

@@ -26,6 +26,9 @@ void store_close(store *s);
  * without the foreign key's check (a capture file writes each flow once). */
 void store_bulk(store *s);
 
+/* The earlier runs of the same source (and their flows) that this run replaced (--replace). */
+void store_replaced(const store *s, int64_t *runs, int64_t *flows);
+
 /* The sink that writes runs and flows into s. */
 struct sink store_sink(store *s);
 

@@ -1,6 +1,7 @@
 /* Labels (docs/METHOD.md): receiver classes, IW classes and standards, TTLs, option layouts. */
 #include "classify.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -25,6 +26,14 @@ static const struct {
 	{ 65535, RWND_64KB },  /* macOS, BSDs, older Windows */
 	{ 8192, RWND_8192 },   /* Windows 7/8 */
 	{ 16384, RWND_16384 }, /* OpenBSD, older Windows */
+	/* Linux's MSS multiples at its usual MSS (1460, or 1448 with timestamps), whatever MSS
+	 * the SYN carries: a router on the way (PPPoE, a VPN) clamps the MSS, not the window */
+	{ 5840, RWND_6KB },
+	{ 5792, RWND_6KB },
+	{ 14600, RWND_10MSS },
+	{ 14480, RWND_10MSS },
+	{ 29200, RWND_20MSS },
+	{ 28960, RWND_20MSS },
 };
 
 /* MSS multiples Linux used as its initial receive window, by kernel era. */
@@ -71,35 +80,44 @@ const char *classify_rwnd(unsigned win, unsigned mss)
 	return classify_rwnd_name(classify_rwnd_class(win, mss));
 }
 
-/* RFC 3390 section 1: min(4*MSS, max(2*MSS, 4380 bytes)). */
+/* A standard's byte limit: min(k * smss, max(2 * smss, floor)) (RFC 3390: 4, 4380 bytes;
+ * RFC 6928: 10, 14600 bytes). */
+static unsigned std_limit(unsigned k, unsigned smss, unsigned floor)
+{
+	unsigned b = 2 * smss > floor ? 2 * smss : floor;
+	return b < k * smss ? b : k * smss;
+}
+
+/* RFC 3390 section 1: min(4*MSS, max(2*MSS, 4380 bytes)), in whole segments. */
 unsigned classify_iw_rfc3390(unsigned smss)
 {
-	if (!smss)
-		return 0;
-	unsigned b = 2 * smss > 4380 ? 2 * smss : 4380;
-	if (b > 4 * smss)
-		b = 4 * smss;
-	return b / smss;
+	return smss ? std_limit(4, smss, 4380) / smss : 0;
 }
 
-/* RFC 6928 section 2: min(10*MSS, max(2*MSS, 14600)). */
+/* RFC 6928 section 2: min(10*MSS, max(2*MSS, 14600)), in whole segments. */
 unsigned classify_iw_rfc6928(unsigned smss)
 {
-	if (!smss)
-		return 0;
-	unsigned b = 2 * smss > 14600 ? 2 * smss : 14600;
-	if (b > 10 * smss)
-		b = 10 * smss;
-	return b / smss;
+	return smss ? std_limit(10, smss, 14600) / smss : 0;
 }
 
-enum iw_std classify_iw_std_of(unsigned segs, unsigned smss)
+/* Whether a flight of bytes fills a limit: within it, and one more segment would not fit. */
+static bool fills(unsigned bytes, unsigned limit, unsigned smss)
 {
-	if (segs && segs == classify_iw_rfc6928(smss))
+	return bytes <= limit && bytes + smss > limit;
+}
+
+/* The standards' limits are in bytes, so a flight matches one when its bytes fill that limit:
+ * 4 segments of 1368 bytes that carry 4325 fill RFC 3390's 4380 as well as 3 of 1460 do. The
+ * newest standard a flight fills; RFC 2581 for 1-2 segments that fill neither. */
+enum iw_std classify_iw_std_of(unsigned segs, unsigned bytes, unsigned smss)
+{
+	if (!segs)
+		return STD_CUSTOM;
+	if (smss && segs <= 10 && fills(bytes, std_limit(10, smss, 14600), smss))
 		return STD_RFC6928;
-	if (segs && segs == classify_iw_rfc3390(smss))
+	if (smss && segs <= 4 && fills(bytes, std_limit(4, smss, 4380), smss))
 		return STD_RFC3390;
-	if (segs >= 1 && segs <= 2)
+	if (segs <= 2)
 		return STD_RFC2581; /* RFC 2581 3.1: IW of at most 2 segments */
 	return STD_CUSTOM;
 }
@@ -110,9 +128,9 @@ const char *classify_iw_std_name(enum iw_std s)
 	return (unsigned)s < sizeof(names) / sizeof(names[0]) ? names[s] : NULL;
 }
 
-const char *classify_iw_std(unsigned segs, unsigned smss)
+const char *classify_iw_std(unsigned segs, unsigned bytes, unsigned smss)
 {
-	return classify_iw_std_name(classify_iw_std_of(segs, smss));
+	return classify_iw_std_name(classify_iw_std_of(segs, bytes, smss));
 }
 
 /* Appends the decimal digits of v at buf + *n (room permitting, *n < len). */

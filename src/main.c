@@ -53,6 +53,7 @@ struct config {
 	double refresh_s;      /* -d: dashboard refresh */
 	double replay_speed;   /* --replay[=SPEED]: 1 = the capture's own pace, 0 = off */
 	bool replay, no_ui, no_color;
+	bool append, replace;  /* --append, --replace: a source analysed here before */
 	unsigned threads;      /* --threads: 1, or 2 (files: nDPI and the sinks on a second thread) */
 };
 
@@ -101,6 +102,10 @@ static void usage(FILE *out)
 	        "                 write to PostgreSQL instead (schema created if absent); rows\n"
 	        "                 spool to a local SQLite file while the server is unreachable\n"
 	        "  --probe NAME   this capture point's name in runs and flows (default: host name)\n"
+	        "  --replace      the same files analysed into the database before (same probe,\n"
+	        "                 same -r list): analyse them again in place of that run\n"
+	        "  --append       ... or add a second run beside it (without either, such a run\n"
+	        "                 is refused: its flows would count twice)\n"
 	        "  --spool FILE   the spool for -o postgresql:// (default\n"
 	        "                 ~/.local/state/iwscope/spool-PROBE.db)\n"
 	        "  -c COUNT       stop after COUNT packets\n"
@@ -247,7 +252,8 @@ static int cpus_usable(void)
 static int parse_args(int argc, char **argv, struct config *cfg)
 {
 	enum { OPT_VERSION = 256, OPT_TIMING, OPT_NO_DPI, OPT_FLOW_CAP, OPT_JSON, OPT_DPI_PACKETS,
-	       OPT_REPLAY, OPT_NO_UI, OPT_NO_COLOR, OPT_PROBE, OPT_SPOOL, OPT_THREADS };
+	       OPT_REPLAY, OPT_NO_UI, OPT_NO_COLOR, OPT_PROBE, OPT_SPOOL, OPT_THREADS,
+	       OPT_APPEND, OPT_REPLACE };
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, OPT_VERSION },
@@ -262,6 +268,8 @@ static int parse_args(int argc, char **argv, struct config *cfg)
 		{ "probe", required_argument, NULL, OPT_PROBE },
 		{ "spool", required_argument, NULL, OPT_SPOOL },
 		{ "threads", required_argument, NULL, OPT_THREADS },
+		{ "append", no_argument, NULL, OPT_APPEND },
+		{ "replace", no_argument, NULL, OPT_REPLACE },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *filter_file = NULL;
@@ -384,6 +392,12 @@ static int parse_args(int argc, char **argv, struct config *cfg)
 		case OPT_SPOOL:
 			cfg->spool = optarg;
 			break;
+		case OPT_APPEND:
+			cfg->append = true;
+			break;
+		case OPT_REPLACE:
+			cfg->replace = true;
+			break;
 		case OPT_THREADS:
 			if (strcmp(optarg, "1") && strcmp(optarg, "2")) {
 				fprintf(stderr, "iwscope: --threads wants 1 or 2\n");
@@ -417,6 +431,14 @@ static int parse_args(int argc, char **argv, struct config *cfg)
 	}
 	if (cfg->user && !cfg->iface) {
 		fprintf(stderr, "iwscope: -Z is for live capture (-i)\n");
+		return EXIT_USAGE;
+	}
+	if ((cfg->append || cfg->replace) && !cfg->nfiles) {
+		fprintf(stderr, "iwscope: --append and --replace are for capture files (-r)\n");
+		return EXIT_USAGE;
+	}
+	if (cfg->append && cfg->replace) {
+		fprintf(stderr, "iwscope: --append and --replace do not go together\n");
 		return EXIT_USAGE;
 	}
 	if (cfg->spool && !pg_is_uri(cfg->db)) {
@@ -471,6 +493,7 @@ struct run_state {
 	unsigned nsinks;
 	uint32_t since_tick;
 	int sink_failed;
+	bool quit_early;  /* q on the dashboard before the capture ended */
 };
 
 static int tick_sinks(struct run_state *rs) { return engine_tick(rs->eng); }
@@ -505,8 +528,21 @@ static void source_text(const struct config *cfg, char *buf, size_t len)
 	}
 }
 
-static void print_summary(const struct config *cfg, const struct run_info *run, const pgsink *pg)
+static void print_summary(const struct config *cfg, const struct run_info *run, const store *db,
+                          const pgsink *pg)
 {
+	int64_t replaced = 0, flows = 0;
+	struct pgsink_stats st;
+	if (pg) {
+		pgsink_stats(pg, &st);
+		replaced = st.replaced_runs;
+		flows = st.replaced_flows;
+	} else {
+		store_replaced(db, &replaced, &flows);
+	}
+	if (replaced)
+		fprintf(stderr, "iwscope: replaced %lld earlier run%s of %s (%lld flows)\n",
+		        (long long)replaced, replaced == 1 ? "" : "s", run->source, (long long)flows);
 	fprintf(stderr, "iwscope: %llu packets (%llu TCP), %llu flow%s written to %s",
 	        (unsigned long long)run->packets, (unsigned long long)run->tcp_packets,
 	        (unsigned long long)run->flows, run->flows == 1 ? "" : "s", cfg->db_shown);
@@ -524,8 +560,6 @@ static void print_summary(const struct config *cfg, const struct run_info *run, 
 	}
 	if (!pg)
 		return;
-	struct pgsink_stats st;
-	pgsink_stats(pg, &st);
 	fprintf(stderr, "iwscope: postgresql: %llu flow rows sent", (unsigned long long)st.delivered);
 	if (st.spooled) {
 		fprintf(stderr, "; %llu waited in the spool while the server was unreachable",
@@ -627,8 +661,10 @@ static int stream(const struct config *cfg, struct run_state *rs, capture_live *
 		}
 		if (dash) {
 			enum ui_action a = ui_keys(dash);
-			if (a == UI_QUIT)
+			if (a == UI_QUIT) {
+				rs->quit_early = !ended;
 				break;
+			}
 			if (a == UI_PAUSE && replay)
 				capture_replay_pause(replay, ui_paused(dash));
 			ui_counters(dash, engine_packets(rs->eng), engine_open_flows(rs->eng));
@@ -670,6 +706,28 @@ static int analyse(struct config *cfg)
 			fprintf(stderr, "iwscope: %s\n", err);
 			return EXIT_RUNTIME;
 		}
+	}
+	/* capture files: those that cannot be opened are reported now and skipped; when none
+	 * can, no database is created or touched (standard input is read as it comes) */
+	const char *readable[MAX_FILES];
+	unsigned unreadable = 0;
+	if (!cfg->iface) {
+		co.files = readable;
+		co.nfiles = 0;
+		for (unsigned i = 0; i < cfg->nfiles; i++) {
+			int filter_error = 0;
+			capture_file *cf = strcmp(cfg->files[i], "-")
+			                   ? capture_file_open(cfg->files[i], cfg->filter, &filter_error) : NULL;
+			if (filter_error)
+				return EXIT_USAGE;
+			if (cf || !strcmp(cfg->files[i], "-"))
+				readable[co.nfiles++] = cfg->files[i];
+			else
+				unreadable++;
+			capture_file_close(cf);
+		}
+		if (!co.nfiles)
+			return EXIT_RUNTIME;
 	}
 	/* the primary sink: an SQLite file, or PostgreSQL with its spool */
 	store *db = NULL;
@@ -728,6 +786,8 @@ static int analyse(struct config *cfg)
 	run.libpcap_version = capture_pcap_version();
 	run.ndpi_version = dpi ? dpi_version() : NULL;
 	run.pcap_received = run.pcap_dropped = run.dpi_peak_states = NULL64;
+	run.again = cfg->iface ? RUN_LIVE : cfg->replace ? RUN_REPLACE : cfg->append ? RUN_APPEND
+	                                                                              : RUN_NEW_ONLY;
 	if (primary.ops->begin(primary.self, &run) != 0) {
 		fprintf(stderr, "iwscope: %s\n", primary.ops->error(primary.self));
 		rc = EXIT_RUNTIME;
@@ -771,6 +831,7 @@ static int analyse(struct config *cfg)
 	} else {
 		capture_files(&co, on_packet, &rs, &stop_requested, &cr);
 	}
+	cr.files_failed += unreadable;
 
 	/* Everything analysed so far is written, whatever stopped the capture. */
 	if (!rs.sink_failed && engine_flush(eng, END_CAPTURE) != 0)
@@ -791,7 +852,11 @@ static int analyse(struct config *cfg)
 	}
 	run.finished_us = now_us();
 	run.skipped_files = cr.files_failed;
-	run.status = rs.sink_failed ? "failed" : stop_requested ? "interrupted" : "complete";
+	/* what happened, as the exit status says it: a file that could not be read whole (missing,
+	 * cut short, unsupported) fails the run, whose rows are kept all the same */
+	run.status = rs.sink_failed ? "failed"
+	             : stop_requested || rs.quit_early ? "interrupted"
+	             : cr.files_failed || cr.filter_error ? "failed" : "complete";
 	if (rs.sink_failed) {
 		fprintf(stderr, "iwscope: %s\n", dpi && !dpi_ready(dpi) ? "cannot initialise nDPI"
 		                                   : failed_sink_error(sinks, nsinks));
@@ -808,7 +873,7 @@ static int analyse(struct config *cfg)
 	fflush(stdout);
 	/* a summary adds nothing when every file failed before its first packet */
 	if (!cfg->quiet && (run.packets || !cr.files_failed))
-		print_summary(cfg, &run, pg);
+		print_summary(cfg, &run, db, pg);
 	if (live && !cfg->quiet)
 		fprintf(stderr, "iwscope: %lld packets received by the capture, %lld dropped\n",
 		        (long long)run.pcap_received, (long long)run.pcap_dropped);

@@ -490,6 +490,8 @@ int pg_send_batch(void *db, const struct store_rows *tables, unsigned ntables)
 	return pg_send(db, tables, ntables);
 }
 
+int pg_exec(pgdb *db, const char *sql) { return run(db, sql, "statement failed"); }
+
 int pg_query(pgdb *db, const char *sql, store_row_fn row, void *arg)
 {
 	PGresult *r = pq.PQexec(db->conn, sql);

@@ -5,6 +5,7 @@
  * sent twice (a commit whose answer was lost) land once. */
 #include "pgsink.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -134,10 +135,118 @@ pgsink *pgsink_open(const struct pgsink_opts *o, char *err, size_t errlen)
 	return p;
 }
 
+/* text as an SQL string literal (standard_conforming_strings: only quotes double); malloc'd. */
+static char *literal(const char *text)
+{
+	size_t n = 0, len = 2 * strlen(text) + 3;
+	char *out = malloc(len);
+	if (!out)
+		return NULL;
+	out[n++] = '\'';
+	for (const char *c = text; *c; c++) {
+		if (*c == '\'')
+			out[n++] = '\'';
+		out[n++] = *c;
+	}
+	out[n++] = '\'';
+	out[n] = '\0';
+	return out;
+}
+
+/* printf into a malloc'd string. */
+static char *sqlf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static char *sqlf(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	char *out = n >= 0 ? malloc((size_t)n + 1) : NULL;
+	if (!out)
+		return NULL;
+	va_start(ap, fmt);
+	vsnprintf(out, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	return out;
+}
+
+static int first_int(void *arg, int ncols, const char *const *names, const char *const *vals)
+{
+	(void)names;
+	if (ncols > 0 && vals[0])
+		*(int64_t *)arg = strtoll(vals[0], NULL, 10);
+	return 1;
+}
+
+/* The first column of sql's first row in *out (unchanged without one). 0 or -1. */
+static int query_int(pgsink *p, char *sql, int64_t *out)
+{
+	int rc = sql ? pg_query(p->db, sql, first_int, out) : -1;
+	free(sql);
+	return rc;
+}
+
+/* The server's earlier runs of this capture file: refused or removed (--replace), as in an
+ * SQLite file. Not known while the server is unreachable: the run goes on. */
+static int earlier_runs(pgsink *p, const struct run_info *run)
+{
+	if (!p->db || (run->again != RUN_NEW_ONLY && run->again != RUN_REPLACE))
+		return 0;
+	char *probe = literal(run->probe), *source = literal(run->source), *sql;
+	int64_t n = 0, id = 0, flows = 0;
+	int rc = -1;
+	if (!probe || !source)
+		goto out;
+#define RUNS_OF "(SELECT id FROM runs WHERE probe = %s AND source = %s)"
+	if (query_int(p, sqlf("SELECT count(*) FROM runs WHERE probe = %s AND source = %s",
+	                      probe, source), &n) != 0 ||
+	    query_int(p, sqlf("SELECT max(id) FROM runs WHERE probe = %s AND source = %s", probe,
+	                      source), &id) != 0 ||
+	    query_int(p, sqlf("SELECT count(*) FROM flows WHERE probe = %s AND run_id IN " RUNS_OF,
+	                      probe, probe, source), &flows) != 0)
+		goto out;
+	if (!n) {
+		rc = 0;
+		goto out;
+	}
+	if (run->again == RUN_NEW_ONLY) {
+		snprintf(p->err, sizeof(p->err),
+		         "%s: %s was analysed there before (run %lld of probe %s, %lld flows): "
+		         "--replace analyses it again in its place, --append adds it a second time",
+		         p->shown, run->source, (long long)id, run->probe, (long long)flows);
+		goto refused;
+	}
+	sql = sqlf("BEGIN; DELETE FROM flows WHERE probe = %s AND run_id IN " RUNS_OF "; "
+	           "DELETE FROM run_decode WHERE probe = %s AND run_id IN " RUNS_OF "; "
+	           "DELETE FROM runs WHERE probe = %s AND source = %s; COMMIT",
+	           probe, probe, source, probe, probe, source, probe, source);
+#undef RUNS_OF
+	rc = sql ? pg_exec(p->db, sql) : -1;
+	free(sql);
+	if (rc != 0) {
+		pg_exec(p->db, "ROLLBACK");
+		goto out;
+	}
+	p->st.replaced_runs = n;
+	p->st.replaced_flows = flows;
+out:
+	if (rc != 0)
+		snprintf(p->err, sizeof(p->err), "%s: %s", p->shown,
+		         probe && source ? pg_error(p->db) : "out of memory");
+refused:
+	free(probe);
+	free(source);
+	return rc;
+}
+
 static int ps_begin(void *self, const struct run_info *run)
 {
 	pgsink *p = self;
-	if (p->spool_sink.ops->begin(p->spool_sink.self, run) != 0)
+	if (earlier_runs(p, run) != 0)
+		return -1;
+	struct run_info spooled = *run; /* the spool holds only what the server has not taken */
+	spooled.again = RUN_APPEND;
+	if (p->spool_sink.ops->begin(p->spool_sink.self, &spooled) != 0)
 		return -1;
 	return drain(p, PG_DRAIN_PER_TICK, false); /* the run's row, and any backlog */
 }

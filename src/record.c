@@ -70,7 +70,7 @@ static void side_flight_record(const struct flow *f, int sender, struct side_rec
 	switch (v.limit) {
 	case LIMIT_CWND:
 		classify_iw_class(r->iw_class, sizeof(r->iw_class), v.segs, 1);
-		r->iw_std = (uint8_t)classify_iw_std_of(v.segs, v.smss);
+		r->iw_std = (uint8_t)classify_iw_std_of(v.segs, v.bytes, v.smss);
 		break;
 	case LIMIT_APP:
 	case LIMIT_RWND:

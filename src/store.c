@@ -37,6 +37,7 @@ struct store {
 	                          * check */
 	bool rollback_journal;   /* that load runs in rollback-journal mode, WAL again after it */
 	struct timespec last_commit;
+	int64_t replaced_runs, replaced_flows; /* --replace: what the run took the place of */
 };
 
 const char *store_sqlite_version(void) { return sqlite3_libversion(); }
@@ -412,8 +413,71 @@ static int commit(store *s)
 	return 0;
 }
 
+/* Runs sql with ?1 = probe and ?2 = source; the first column of its first row, if any, in *out. */
+static int probe_source_int(store *s, const char *sql, const char *probe, const char *source,
+                            int64_t *out)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
+		return -1;
+	sqlite3_bind_text(st, 1, probe, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, source, -1, SQLITE_STATIC);
+	int rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW && out)
+		*out = sqlite3_column_type(st, 0) == SQLITE_NULL ? 0 : sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : -1;
+}
+
+#define EARLIER_RUNS "(SELECT id FROM runs WHERE probe = ?1 AND source = ?2)"
+
+/* A capture file's source already analysed here by this probe: refused (its flows would count
+ * twice), or its earlier runs removed (--replace; the caller's transaction adds the new one).
+ * 0 when the run may go on. */
+static int earlier_runs(store *s, const struct run_info *run)
+{
+	int64_t n = 0, id = 0, flows = 0;
+	if (probe_source_int(s, "SELECT count(*) FROM runs WHERE probe = ?1 AND source = ?2",
+	                     s->probe, run->source, &n) != 0 ||
+	    probe_source_int(s, "SELECT max(id) FROM runs WHERE probe = ?1 AND source = ?2",
+	                     s->probe, run->source, &id) != 0 ||
+	    probe_source_int(s, "SELECT count(*) FROM flows WHERE probe = ?1 AND run_id IN " EARLIER_RUNS,
+	                     s->probe, run->source, &flows) != 0) {
+		set_err(s, "cannot look for earlier runs of this source");
+		return -1;
+	}
+	if (!n)
+		return 0;
+	if (run->again == RUN_NEW_ONLY) {
+		snprintf(s->err, sizeof(s->err),
+		         "%s: %s was analysed here before (run %lld of probe %s, %lld flows): "
+		         "--replace analyses it again in its place, --append adds it a second time",
+		         s->path, run->source, (long long)id, s->probe, (long long)flows);
+		return -1;
+	}
+	if (probe_source_int(s, "DELETE FROM flows WHERE probe = ?1 AND run_id IN " EARLIER_RUNS,
+	                     s->probe, run->source, NULL) != 0 ||
+	    probe_source_int(s, "DELETE FROM run_decode WHERE probe = ?1 AND run_id IN " EARLIER_RUNS,
+	                     s->probe, run->source, NULL) != 0 ||
+	    probe_source_int(s, "DELETE FROM runs WHERE probe = ?1 AND source = ?2",
+	                     s->probe, run->source, NULL) != 0) {
+		set_err(s, "cannot remove the earlier runs of this source");
+		return -1;
+	}
+	s->replaced_runs = n;
+	s->replaced_flows = flows;
+	return 0;
+}
+
+void store_replaced(const store *s, int64_t *runs, int64_t *flows)
+{
+	*runs = s->replaced_runs;
+	*flows = s->replaced_flows;
+}
+
 /* Records the run. Its id is its start time in microseconds, or one more than the probe's
- * latest run here if that is later: unique per probe, and the same wherever the rows go. */
+ * latest run here if that is later: unique per probe, and the same wherever the rows go. An
+ * earlier run of the same capture files is refused or replaced in the same transaction. */
 static int sink_begin(void *self, const struct run_info *run)
 {
 	store *s = self;
@@ -423,8 +487,17 @@ static int sink_begin(void *self, const struct run_info *run)
 	                  "max(?2, coalesce((SELECT max(id) + 1 FROM runs WHERE probe = ?1), 0)), "
 	                  "?2, ?3, ?4, ?5, ?6, ?7, ?8, 'running') RETURNING id";
 	snprintf(s->probe, sizeof(s->probe), "%s", run->probe);
+	bool check = run->again == RUN_NEW_ONLY || run->again == RUN_REPLACE;
+	if (check && exec(s, "BEGIN IMMEDIATE", "cannot record the run") != 0)
+		return -1;
+	if (check && earlier_runs(s, run) != 0) {
+		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+		return -1;
+	}
 	if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK) {
 		set_err(s, "cannot record the run");
+		if (check)
+			sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
 		return -1;
 	}
 	bind_text(st, 1, s->probe);
@@ -441,6 +514,12 @@ static int sink_begin(void *self, const struct run_info *run)
 	sqlite3_finalize(st);
 	if (rc != SQLITE_ROW) {
 		set_err(s, "cannot record the run");
+		if (check)
+			sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+		return -1;
+	}
+	if (check && exec(s, "COMMIT", "cannot record the run") != 0) {
+		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
 		return -1;
 	}
 	/* Into an empty table, rows load faster without the secondary indexes (a random b-tree

@@ -94,7 +94,13 @@ static void test_classify(void)
 	CHECK(!strcmp(classify_rwnd(8192, 1460), "8192"));
 	CHECK(!strcmp(classify_rwnd(16384, 1460), "16384"));
 	CHECK(!strcmp(classify_rwnd(12345, 1460), "other"));
-	CHECK(!strcmp(classify_rwnd(5840, 0), "other"));
+	CHECK(!strcmp(classify_rwnd(5840, 0), "6KB"));
+	/* PPPoE and VPN routers clamp the MSS, not the window: Linux's 6KB with MSS 1380 */
+	CHECK(!strcmp(classify_rwnd(5840, 1380), "6KB"));
+	CHECK(!strcmp(classify_rwnd(5792, 1380), "6KB"));
+	CHECK(!strcmp(classify_rwnd(14600, 1380), "10MSS"));
+	CHECK(!strcmp(classify_rwnd(5520, 1380), "6KB")); /* 4 x the clamped MSS as well */
+	CHECK(!strcmp(classify_rwnd(5841, 1380), "other"));
 	/* RFC 3390: 3 segments at 1460, 4 at <= 1095; RFC 6928: 10 */
 	CHECK(classify_iw_rfc3390(1460) == 3);
 	CHECK(classify_iw_rfc3390(1448) == 3);
@@ -102,11 +108,18 @@ static void test_classify(void)
 	CHECK(classify_iw_rfc3390(524) == 4);
 	CHECK(classify_iw_rfc6928(1448) == 10);
 	CHECK(classify_iw_rfc6928(8960) == 2);
-	CHECK(!strcmp(classify_iw_std(10, 1448), "rfc6928"));
-	CHECK(!strcmp(classify_iw_std(3, 1448), "rfc3390"));
-	CHECK(!strcmp(classify_iw_std(4, 524), "rfc3390"));
-	CHECK(!strcmp(classify_iw_std(2, 1448), "rfc2581"));
-	CHECK(!strcmp(classify_iw_std(16, 1448), "custom"));
+	CHECK(!strcmp(classify_iw_std(10, 14480, 1448), "rfc6928"));
+	CHECK(!strcmp(classify_iw_std(10, 14600, 1460), "rfc6928"));
+	CHECK(!strcmp(classify_iw_std(3, 4344, 1448), "rfc3390"));
+	CHECK(!strcmp(classify_iw_std(3, 4380, 1460), "rfc3390"));
+	CHECK(!strcmp(classify_iw_std(4, 2096, 524), "rfc3390"));
+	/* RFC 3390's limit is 4380 bytes: 4 segments of 1368 carrying 4325 fill it */
+	CHECK(!strcmp(classify_iw_std(4, 4325, 1368), "rfc3390"));
+	CHECK(!strcmp(classify_iw_std(4, 5840, 1460), "custom")); /* 4 x 1460 is over it */
+	CHECK(!strcmp(classify_iw_std(5, 7300, 1460), "custom")); /* neither 3390 nor 6928's */
+	CHECK(!strcmp(classify_iw_std(2, 2896, 1448), "rfc2581"));
+	CHECK(!strcmp(classify_iw_std(2, 17896, 8948), "rfc6928")); /* jumbo: 2 x MSS each */
+	CHECK(!strcmp(classify_iw_std(16, 23168, 1448), "custom"));
 	char buf[32];
 	classify_iw_class(buf, sizeof(buf), 10, 1);
 	CHECK(!strcmp(buf, "IW10"));

@@ -20,7 +20,7 @@ static void check(const struct flow *f, int sender, uint64_t sent)
 {
 	struct ff_verdict v;
 	flight_verdict(f, sender, &v);
-	if (v.limit > LIMIT_AMBIGUOUS || v.end > FF_END_PAUSE || v.next > FF_NEXT_LATE)
+	if (v.limit > LIMIT_AMBIGUOUS || v.end > FF_END_PAUSE || v.next > FF_NEXT_BURST)
 		__builtin_trap();
 	if (v.limit == LIMIT_UNKNOWN || v.limit == LIMIT_NONE) {
 		if (v.segs || v.bytes)
@@ -31,6 +31,9 @@ static void check(const struct flow *f, int sender, uint64_t sent)
 	if (!v.bytes || v.bytes > sent || !v.segs || v.segs > v.bytes || !v.smss)
 		__builtin_trap();
 	if (v.limit == LIMIT_CWND && v.next != FF_NEXT_ACK && v.next != FF_NEXT_TIMER)
+		__builtin_trap();
+	/* a next flight over twice this one: the window had not stopped it */
+	if (v.next == FF_NEXT_BURST && v.limit != LIMIT_APP)
 		__builtin_trap();
 }
 
