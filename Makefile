@@ -29,7 +29,7 @@ BUILD    := build
 DEBUG    := build-debug
 SAN      := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
-.PHONY: all debug tsan deps demo test install clean truth fuzz fuzzers bench tools soak
+.PHONY: all debug tsan deps deps-build demo test install clean truth fuzz fuzzers bench tools soak
 all: $(BUILD)/iwscope
 
 $(BUILD)/schema_sql.c: schema/sqlite.sql schema/postgresql.sql schema/views.sql schema/migrate.sql tools/embed.sh
@@ -78,8 +78,13 @@ $(TSAN)/iwscope: $(TOBJS)
 	$(CC) -fsanitize=thread -o $@ $^ $(PKG_LIBS)
 
 # Installs missing Debian packages (as root; apt-get update first). No-op when all present.
+# deps-build: what building and the demo need; deps: that and the test toolchain.
+deps-build:
+	@$(MAKE) -s deps PKGS_WANTED="$(DEB_BUILD)"
+
+PKGS_WANTED ?= $(DEB_BUILD) $(DEB_TEST)
 deps:
-	@missing=""; for p in $(DEB_BUILD) $(DEB_TEST); do \
+	@missing=""; for p in $(PKGS_WANTED); do \
 	  dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing:$$missing"; \
@@ -88,7 +93,7 @@ deps:
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
 	fi
 
-demo: deps
+demo: deps-build
 	$(MAKE) all
 	rm -f demo.db demo.db-wal demo.db-shm
 	$(BUILD)/iwscope -r tests/pcaps/demo.pcap -o demo.db

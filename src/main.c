@@ -78,7 +78,7 @@ static void usage(FILE *out)
 	        "               [--spool FILE] [EXPRESSION]\n"
 	        "       iwscope report DB|URI [--format table|csv|json] [--by server|app|rwnd|standard]\n"
 	        "       iwscope plot DB|URI -o DIR\n"
-	        "       iwscope merge DB [DB ...] -o DB|URI\n"
+	        "       iwscope merge [-q] DB [DB ...] -o DB|URI\n"
 	        "       iwscope schema sqlite|postgresql\n"
 	        "       iwscope --version | -h\n"
 	        "\n"
@@ -129,6 +129,13 @@ static void usage(FILE *out)
 	        DPI_MAX_PKTS, FLOW_CAP_DEFAULT);
 }
 
+/* A usage error: one line, and where the help is. EXIT_USAGE. */
+static int usage_error(const char *what)
+{
+	fprintf(stderr, "iwscope: %s (see iwscope --help)\n", what);
+	return EXIT_USAGE;
+}
+
 static void version(void)
 {
 	printf("iwscope %s\n%s\nnDPI %s\nSQLite %s (schema version %d)\nlibpq %s\n", IWSCOPE_VERSION,
@@ -155,8 +162,8 @@ static char *join_args(int argc, char **argv, int from)
 	return s;
 }
 
-/* The filter file's contents, '#' comments removed as tcpdump -F does not need, newlines as
- * spaces. NULL with errno set on failure. */
+/* The filter file's contents with '#' comments (to the end of their line) removed, as tcpdump
+ * -F does, and newlines as spaces. NULL with errno set on failure. */
 static char *read_filter_file(const char *path)
 {
 	FILE *f = fopen(path, "r");
@@ -165,7 +172,14 @@ static char *read_filter_file(const char *path)
 	size_t cap = 4096, n = 0;
 	char *buf = malloc(cap);
 	int ch;
+	bool comment = false;
 	while (buf && (ch = fgetc(f)) != EOF) {
+		if (ch == '#')
+			comment = true;
+		if (ch == '\n')
+			comment = false;
+		if (comment)
+			continue;
 		if (n + 2 >= cap) {
 			char *nb = cap < (1u << 20) ? realloc(buf, cap * 2) : NULL;
 			if (!nb) {
@@ -278,7 +292,8 @@ static int parse_args(int argc, char **argv, struct config *cfg)
 	cfg->threads = cpus_usable() >= 2 ? 2 : 1;
 	cfg->dpi_packets = DPI_MAX_PKTS;
 	cfg->refresh_s = 1.0;
-	while ((c = getopt_long(argc, argv, "+r:o:c:F:qvhi:s:B:pZ:d:", longopts, NULL)) != -1) {
+	opterr = 0; /* a usage error is one line of ours */
+	while ((c = getopt_long(argc, argv, "+:r:o:c:F:qvhi:s:B:pZ:d:", longopts, NULL)) != -1) {
 		char *end;
 		switch (c) {
 		case 'r':
@@ -411,16 +426,23 @@ static int parse_args(int argc, char **argv, struct config *cfg)
 		case OPT_VERSION:
 			version();
 			exit(0);
-		default:
-			usage(stderr);
-			return EXIT_USAGE;
+		case ':':
+		default: {
+			char what[300];
+			if (optopt)
+				snprintf(what, sizeof(what), c == ':' ? "option -%c needs a value"
+				                                      : "unknown option -%c", optopt);
+			else
+				snprintf(what, sizeof(what), c == ':' ? "option %.200s needs a value"
+				                                      : "unknown option %.200s", argv[optind - 1]);
+			return usage_error(what);
+		}
 		}
 	}
-	if (!cfg->nfiles && !cfg->iface) {
-		fprintf(stderr, "iwscope: no capture given (-r FILE or -i IFACE)\n");
-		usage(stderr);
-		return EXIT_USAGE;
-	}
+	if (!cfg->nfiles && !cfg->iface)
+		return usage_error("no capture given (-r FILE or -i IFACE)");
+	if (cfg->json && !cfg->verbose && !cfg->no_ui && !cfg->iface && !cfg->replay)
+		return usage_error("--json shapes the lines of -v, --no-ui or live capture");
 	if (cfg->nfiles && cfg->iface) {
 		fprintf(stderr, "iwscope: -r and -i do not go together\n");
 		return EXIT_USAGE;

@@ -15,7 +15,8 @@
 
 static void usage(FILE *out)
 {
-	fprintf(out, "usage: iwscope merge DB [DB ...] -o DB|postgresql://...\n");
+	fprintf(out, "usage: iwscope merge [-q] DB [DB ...] -o DB|postgresql://...%s\n",
+	        out == stderr ? " (see iwscope --help)" : "");
 }
 
 /* Same file? (merging a file into itself would attach it to itself) */
@@ -33,12 +34,17 @@ int merge_main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *out = NULL;
+	bool quiet = false;
 	int c;
 	optind = 1;
+	opterr = 0; /* one line: the usage */
 	while ((c = getopt_long(argc, argv, "o:qh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			out = optarg;
+			break;
+		case 'q':
+			quiet = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -106,11 +112,11 @@ int merge_main(int argc, char **argv)
 		if (r == -1) /* the server is gone: the other files would fail the same way */
 			break;
 	}
-	if (to_pg)
+	if (!quiet && to_pg)
 		fprintf(stderr, "iwscope: merged %u of %d databases into %s: %llu runs, %llu flows "
 		        "(rows already there were replaced, not added)\n", done, argc - optind, shown,
 		        (unsigned long long)ms.runs, (unsigned long long)ms.flows);
-	else
+	else if (!quiet)
 		fprintf(stderr, "iwscope: merged %u of %d databases into %s: %llu runs (%llu new), "
 		        "%llu flows (%llu new)\n", done, argc - optind, shown,
 		        (unsigned long long)ms.runs, (unsigned long long)ms.new_runs,

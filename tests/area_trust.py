@@ -119,3 +119,59 @@ def t_same_source_twice_pg(binary, tmp):
     eq(pg_rows(srv, name, "SELECT count(*) AS runs, sum(flows) AS flows FROM runs")[0],
        {"runs": 1, "flows": n}, "--replace")
     eq(pg_rows(srv, name, "SELECT count(*) AS n FROM flows")[0]["n"], n, "flows after --replace")
+
+
+@test("usage-errors-are-one-line", ("release", "asan"))
+def t_usage_one_line(binary, tmp):
+    """A usage error is one line that says where the help is (exit 1), for the capture command
+    and merge; --json without the lines it shapes is one; merge -q prints errors only."""
+    db = os.path.join(tmp, "u.db")
+    for args in (["--frob"], ["-x"], [], ["-r", truth_pcap(), "--json", "-o", db],
+                 ["-r", truth_pcap(), "--threads"], ["merge", "-z"], ["merge", "a.db"]):
+        rc, out, err = run(args, binary)
+        eq((rc, out, err.count("\n")), (1, "", 1), "%s: %r" % (args, err))
+        assert "see iwscope --help" in err, err
+    eq(os.path.exists(db), False, "no database on a usage error")
+    a = analyse(binary, [truth_pcap()], tmp, ["--no-dpi"], "a.db")
+    rc, out, err = run(["merge", "-q", a, "-o", os.path.join(tmp, "m.db")], binary)
+    eq((rc, out, err), (0, "", ""), "merge -q")
+    eq(count_rows(os.path.join(tmp, "m.db")), count_rows(a), "merged")
+
+
+@test("filter-file-comments")
+def t_filter_file_comments(binary, tmp):
+    """-F strips '#' comments to the end of their line, as tcpdump does."""
+    port = rows(analyse(binary, [truth_pcap()], tmp, ["--no-dpi"], "all.db"))[0]["client_port"]
+    f = os.path.join(tmp, "filter")
+    open(f, "w").write("# only the first client\ntcp port %d  # its flow\n# the end\n" % port)
+    got = rows(analyse(binary, [truth_pcap()], tmp, ["--no-dpi", "-F", f], "f.db"))
+    eq([r["client_port"] for r in got], [port], "filtered flows")
+
+
+@test("help-and-man-list-the-same-options")
+def t_help_man_agree(binary, tmp):
+    """Every long option of `iwscope --help` is in iwscope(1), and every one the man page gives
+    for the capture command is in --help."""
+    _, out, _ = run(["--help"], binary, 0)
+    man = open(os.path.join(ROOT, "man", "iwscope.1")).read().replace("\\-", "-")
+    helps = set(re.findall(r"(?<![\w-])--[a-z][a-z-]+", out))
+    mans = set(re.findall(r"(?<![\w-])--[a-z][a-z-]+", man))
+    sub = {"--format", "--by", "--limit", "--output"}  # report/plot/merge options: their own usage
+    eq(sorted(helps - mans), [], "in --help, not in the man page")
+    eq(sorted(mans - helps - sub), [], "in the man page, not in --help")
+    assert "merge [-q]" in out, out
+
+
+@test("readme-6kb-question-counts-clients")
+def t_readme_clients(binary, tmp):
+    """The README's "how many clients advertise 6KB" query counts clients, not flows."""
+    text = open(os.path.join(ROOT, "README.md")).read()
+    m = re.search(r"-- how many clients advertise 6KB[^\n]*\n(SELECT[^;]*;)", text)
+    assert m, "question not found"
+    db = analyse(binary, [truth_pcap("rwnd6k_iw10.client")], tmp, ["--no-dpi"])
+    analyse(binary, [truth_pcap("rwnd6k_iw10.client")], tmp, ["--no-dpi", "--append"])  # twice
+    con = sqlite3.connect(db)
+    n = con.execute(m.group(1)).fetchone()[0]
+    clients = con.execute("SELECT count(DISTINCT client_ip) FROM flows WHERE c_rwnd_class = '6KB'").fetchone()[0]
+    con.close()
+    eq((n, n > 0), (clients, True), m.group(1))
