@@ -155,10 +155,9 @@ static void second_flight(const struct flow *f, struct first_flight *ff, const s
                           uint32_t newlen)
 {
 	uint64_t off = (p->ts_us > ff->next_us ? p->ts_us - ff->next_us : 0) >> 6;
-	int64_t rtt = flight_rtt(f);
-	if (off > UINT16_MAX ||
-	    (rtt > 0 && off > ff->f2_last_64us &&
-	     (int64_t)(off - ff->f2_last_64us) * 64 * FLIGHT_PAUSE_RTT_DIV >= rtt)) {
+	int64_t gap = off > ff->f2_last_64us ? (int64_t)(off - ff->f2_last_64us) * 64 : 0;
+	int64_t rtt = gap ? flight_rtt(f) : 0; /* back to back: no pause, whatever the RTT */
+	if (off > UINT16_MAX || (rtt > 0 && gap * FLIGHT_PAUSE_RTT_DIV >= rtt)) {
 		ff->f2_done = true; /* a pause, or a next flight over 4 s long */
 		return;
 	}

@@ -8,6 +8,7 @@
 #include "classify.h"
 #include "flight.h"
 #include "handshake.h"
+#include "record_columns.h"
 
 static int64_t opt_val(bool known, int64_t v) { return known ? v : NULL64; }
 
@@ -135,73 +136,6 @@ void record_build(const struct flow *f, struct flow_record *r)
 }
 
 /* ---- the columns --------------------------------------------------------------------------- */
-
-static const char *text_or_null(const char *s) { return s[0] ? s : NULL; }
-
-static const char *dpi_method_name(uint8_t m)
-{
-	switch (m) {
-	case RDPI_PAYLOAD: return "payload";
-	case RDPI_GUESS: return "guess";
-	case RDPI_NONE: return "none";
-	default: return NULL;
-	}
-}
-
-/* X(name, type, value): the flows table's columns in schema order; value is an expression over
- * r (the record) or, for a side's columns, sd (its side_record), written c_NAME and s_NAME. */
-#define FLOW_HEAD(X)                                                        \
-	X(ts_us, INT, r->ts_us)                                                 \
-	X(ip_ver, INT, r->ip_ver)                                               \
-	X(client_ip, TEXT, r->client_ip)                                        \
-	X(client_port, INT, r->client_port)                                     \
-	X(server_ip, TEXT, r->server_ip)                                        \
-	X(server_port, INT, r->server_port)                                     \
-	X(handshake, TEXT, classify_handshake_name((enum handshake_kind)r->handshake)) \
-	X(syn_us, INT, r->syn_us)                                               \
-	X(synack_us, INT, r->synack_us)                                         \
-	X(ack_us, INT, r->ack_us)                                               \
-	X(rtt_us, INT, r->rtt_us)                                               \
-	X(rtt_c_us, INT, r->rtt_c_us)                                           \
-	X(rtt_s_us, INT, r->rtt_s_us)
-
-#define SIDE(X)                                                             \
-	X(syn_win, INT, sd->syn_win)                                            \
-	X(mss, INT, sd->mss)                                                    \
-	X(wscale, INT, sd->wscale)                                              \
-	X(sack, INT, sd->sack)                                                  \
-	X(ts, INT, sd->ts)                                                      \
-	X(tfo, INT, sd->tfo)                                                    \
-	X(ttl, INT, sd->ttl)                                                    \
-	X(ittl, INT, sd->ittl)                                                  \
-	X(olayout, TEXT, sd->olayout_known ? sd->olayout : NULL)                \
-	X(quirks, INT, sd->quirks)                                              \
-	X(syn_bytes, INT, sd->syn_bytes)                                        \
-	X(syn_retx, INT, sd->syn_retx)                                          \
-	X(rwnd_class, TEXT, classify_rwnd_name((enum rwnd_class)sd->rwnd_class)) \
-	X(pkts, INT, sd->pkts)                                                  \
-	X(bytes, INT, sd->bytes)                                                \
-	X(iw_bytes, INT, sd->iw_bytes)                                          \
-	X(iw_segs, INT, sd->iw_segs)                                            \
-	X(smss, INT, sd->smss)                                                  \
-	X(iw_limit, TEXT, classify_limit_name((enum ff_limit)sd->iw_limit))     \
-	X(iw_class, TEXT, text_or_null(sd->iw_class))                           \
-	X(iw_rule, TEXT, classify_rule_name((enum ff_rule)sd->iw_rule))         \
-	X(iw_std, TEXT, classify_iw_std_name((enum iw_std)sd->iw_std))          \
-	X(ff_start_us, INT, sd->ff_start_us)                                    \
-	X(ff_end_us, INT, sd->ff_end_us)                                        \
-	X(iw_end, TEXT, sd->iw_rule ? classify_end_rule_name((enum ff_end)sd->iw_end) : NULL) \
-	X(iw_next, TEXT, classify_next_name((enum ff_next)sd->iw_next))         \
-	X(iw_pause_us, INT, sd->iw_pause_us)
-
-#define FLOW_TAIL(X)                                                        \
-	X(duration_us, INT, r->duration_us)                                     \
-	X(end_reason, TEXT, classify_end_name((enum end_reason)r->end_reason))  \
-	X(app_proto, TEXT, text_or_null(r->app_proto))                          \
-	X(app_category, TEXT, text_or_null(r->app_category))                    \
-	X(server_name, TEXT, text_or_null(r->server_name))                      \
-	X(dpi_method, TEXT, dpi_method_name(r->dpi_method))                     \
-	X(flow_key, INT, r->flow_key)
 
 #define ENTRY(name, type, value) { #name, COL_##type },
 #define SIDE_ENTRIES(name, type, value) { "c_" #name, COL_##type }, { "s_" #name, COL_##type },

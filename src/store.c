@@ -16,6 +16,7 @@
 #include <sqlite3.h>
 
 #include "config.h"
+#include "record_columns.h"
 #include "schema.h"
 
 extern const char store_schema_sql[]; /* build/schema_sql.c, generated from schema/ */
@@ -581,14 +582,18 @@ static int sink_flow(void *self, const struct flow_record *r)
 	}
 	bind_text(st, 1, s->probe);
 	bind_i64(st, 2, s->run_id);
-	for (unsigned c = 0; c < record_ncolumns; c++) {
-		int64_t v;
-		const char *t;
-		if (record_value(r, c, &v, &t) == COL_INT)
-			bind_i64(st, (int)c + 3, v);
-		else
-			bind_text(st, (int)c + 3, t);
-	}
+	int i = 3; /* every column of record_columns, in its order: the statement's */
+#define BIND_INT(v) bind_i64(st, i++, (int64_t)(v))
+#define BIND_TEXT(v) bind_text(st, i++, (v))
+#define BIND(name, type, value) BIND_##type(value);
+#define BIND_SIDES(name, type, value) \
+	{ const struct side_record *sd = &r->c; BIND_##type(value); } \
+	{ const struct side_record *sd = &r->s; BIND_##type(value); }
+	FLOW_HEAD(BIND) SIDE(BIND_SIDES) FLOW_TAIL(BIND)
+#undef BIND_INT
+#undef BIND_TEXT
+#undef BIND
+#undef BIND_SIDES
 	int rc = sqlite3_step(st); /* every parameter is bound anew for each row */
 	sqlite3_reset(st);
 	if (rc != SQLITE_DONE) {
