@@ -78,6 +78,12 @@ void capture_live_close(capture_live *c);
  * dashboard can refresh between them. */
 typedef struct capture_replay capture_replay;
 capture_replay *capture_replay_open(const struct capture_opts *o, double speed);
+/* Silences in the capture longer than max_gap_us (capture time) are cut to max_gap_us when
+ * replayed, as tcpreplay's --maxsleep does (0: never): a capture that jumps years would
+ * otherwise freeze the replay. The flows still see the packets' own times. */
+void capture_replay_max_gap(capture_replay *r, uint64_t max_gap_us);
+/* How many silences were cut so far, and the capture time they skipped. */
+void capture_replay_skipped(const capture_replay *r, unsigned *gaps, uint64_t *skipped_us);
 /* Delivers the packets due by now (waiting at most timeout_ms). Returns packets delivered,
  * 0 when none were due, -1 at the end of the last file or when fn asked to stop. */
 int capture_replay_step(capture_replay *r, int timeout_ms, capture_fn fn, void *arg);

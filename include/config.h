@@ -5,6 +5,10 @@
 #define IWSCOPE_VERSION "0.1.0"
 
 /* Flow table */
+#ifndef REPLAY_MAX_GAP_S
+#define REPLAY_MAX_GAP_S 5 /* --replay: silences of capture time cut to this (--max-gap) */
+#endif
+
 #ifndef FLOW_CAP_DEFAULT
 #define FLOW_CAP_DEFAULT 262144u /* open flows at once; beyond it the oldest idle is evicted */
 #endif

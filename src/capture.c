@@ -334,7 +334,19 @@ struct capture_replay {
 	struct timespec start;  /* wall time it was replayed at (shifted by pauses) */
 	struct timespec paused_at;
 	int started;
+	uint64_t max_gap_us;    /* longest silence replayed as it was (0: no limit) */
+	uint64_t last_ts;       /* capture time of the previous packet */
+	uint64_t skipped_us;    /* capture time cut out of silences so far */
+	unsigned gaps;          /* silences cut */
 };
+
+void capture_replay_max_gap(capture_replay *r, uint64_t max_gap_us) { r->max_gap_us = max_gap_us; }
+
+void capture_replay_skipped(const capture_replay *r, unsigned *gaps, uint64_t *skipped_us)
+{
+	*gaps = r->gaps;
+	*skipped_us = r->skipped_us;
+}
 
 capture_replay *capture_replay_open(const struct capture_opts *o, double speed)
 {
@@ -417,12 +429,19 @@ int capture_replay_step(capture_replay *r, int timeout_ms, capture_fn fn, void *
 		uint64_t ts = r->rec.ts_us;
 		if (!r->started) {
 			r->started = 1;
-			r->first_ts = ts;
+			r->first_ts = r->last_ts = ts;
 			clock_gettime(CLOCK_MONOTONIC, &r->start);
 		}
+		if (r->max_gap_us && ts > r->last_ts && ts - r->last_ts > r->max_gap_us) {
+			r->skipped_us += ts - r->last_ts - r->max_gap_us; /* counted once: last_ts moves */
+			r->gaps++;
+		}
+		if (ts > r->last_ts)
+			r->last_ts = ts;
 		if (r->speed > 0) {
 			uint64_t start = (uint64_t)r->start.tv_sec * 1000000u + (uint64_t)r->start.tv_nsec / 1000u;
-			uint64_t due = start + (uint64_t)((double)(ts > r->first_ts ? ts - r->first_ts : 0) / r->speed);
+			uint64_t played = ts > r->first_ts + r->skipped_us ? ts - r->first_ts - r->skipped_us : 0;
+			uint64_t due = start + (uint64_t)((double)played / r->speed);
 			uint64_t now = mono_us();
 			if (due > now) {
 				if (due > deadline) {

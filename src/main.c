@@ -52,6 +52,7 @@ struct config {
 	const char *user;      /* -Z: drop root to this user */
 	double refresh_s;      /* -d: dashboard refresh */
 	double replay_speed;   /* --replay[=SPEED]: 1 = the capture's own pace, 0 = off */
+	double max_gap_s;      /* --max-gap: longest silence a replay waits out (0: any) */
 	bool replay, no_ui, no_color;
 	bool append, replace;  /* --append, --replace: a source analysed here before */
 	unsigned threads;      /* --threads: 1, or 2 (files: nDPI and the sinks on a second thread) */
@@ -94,6 +95,8 @@ static void usage(FILE *out)
 	        "  -p             live: do not put the interface in promiscuous mode\n"
 	        "  -Z USER        live: drop root for USER once the interface and database are open\n"
 	        "  --replay[=N]   with -r: replay at the capture's own pace (N times faster)\n"
+	        "  --max-gap S    replay: silences longer than S seconds of capture time are cut\n"
+	        "                 to S (default %g; 0 waits them out), as tcpreplay --maxsleep\n"
 	        "  --no-ui        no dashboard: one line per finished flow on stdout (--json: JSON)\n"
 	        "  --no-color     no colours in the dashboard (also when NO_COLOR is set)\n"
 	        "  -d SECONDS     dashboard refresh interval (default 1)\n"
@@ -126,7 +129,7 @@ static void usage(FILE *out)
 	        "Exit status: 0 success, 1 usage error, 2 runtime failure (unreadable or cut\n"
 	        "capture, unsupported link type, database error, unknown database host or\n"
 	        "refused login). Rows analysed before a failure are kept. See iwscope(1).\n",
-	        DPI_MAX_PKTS, FLOW_CAP_DEFAULT);
+	        (double)REPLAY_MAX_GAP_S, DPI_MAX_PKTS, FLOW_CAP_DEFAULT);
 }
 
 /* A usage error: one line, and where the help is. EXIT_USAGE. */
@@ -267,7 +270,7 @@ static int parse_args(int argc, char **argv, struct config *cfg)
 {
 	enum { OPT_VERSION = 256, OPT_TIMING, OPT_NO_DPI, OPT_FLOW_CAP, OPT_JSON, OPT_DPI_PACKETS,
 	       OPT_REPLAY, OPT_NO_UI, OPT_NO_COLOR, OPT_PROBE, OPT_SPOOL, OPT_THREADS,
-	       OPT_APPEND, OPT_REPLACE };
+	       OPT_APPEND, OPT_REPLACE, OPT_MAX_GAP };
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, OPT_VERSION },
@@ -284,6 +287,7 @@ static int parse_args(int argc, char **argv, struct config *cfg)
 		{ "threads", required_argument, NULL, OPT_THREADS },
 		{ "append", no_argument, NULL, OPT_APPEND },
 		{ "replace", no_argument, NULL, OPT_REPLACE },
+		{ "max-gap", required_argument, NULL, OPT_MAX_GAP },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *filter_file = NULL;
@@ -292,6 +296,7 @@ static int parse_args(int argc, char **argv, struct config *cfg)
 	cfg->threads = cpus_usable() >= 2 ? 2 : 1;
 	cfg->dpi_packets = DPI_MAX_PKTS;
 	cfg->refresh_s = 1.0;
+	cfg->max_gap_s = REPLAY_MAX_GAP_S;
 	opterr = 0; /* a usage error is one line of ours */
 	while ((c = getopt_long(argc, argv, "+:r:o:c:F:qvhi:s:B:pZ:d:", longopts, NULL)) != -1) {
 		char *end;
@@ -409,6 +414,11 @@ static int parse_args(int argc, char **argv, struct config *cfg)
 			break;
 		case OPT_APPEND:
 			cfg->append = true;
+			break;
+		case OPT_MAX_GAP:
+			cfg->max_gap_s = strtod(optarg, &end);
+			if (*end || !*optarg || !(cfg->max_gap_s >= 0 && cfg->max_gap_s <= 86400))
+				return usage_error("--max-gap wants 0 .. 86400 seconds");
 			break;
 		case OPT_REPLACE:
 			cfg->replace = true;
@@ -636,10 +646,29 @@ static uint64_t mono_now_us(void)
 /* The live / replay loop: packets in steps of at most 100 ms, sinks committed and idle flows
  * expired every second, the dashboard redrawn every refresh interval. Returns 0, or
  * EXIT_RUNTIME after a capture error (printed). */
+/* A capture-time span as people say it: "850 ms", "42 s", "3.5 h", "5.8 years". */
+static void duration_text(uint64_t us, char *buf, size_t len)
+{
+	double s = (double)us / 1e6;
+	if (s < 1)
+		snprintf(buf, len, "%.0f ms", s * 1e3);
+	else if (s < 120)
+		snprintf(buf, len, "%.0f s", s);
+	else if (s < 7200)
+		snprintf(buf, len, "%.0f min", s / 60);
+	else if (s < 172800)
+		snprintf(buf, len, "%.1f h", s / 3600);
+	else if (s < 3 * 365.25 * 86400)
+		snprintf(buf, len, "%.0f days", s / 86400);
+	else
+		snprintf(buf, len, "%.1f years", s / (365.25 * 86400));
+}
+
 static int stream(const struct config *cfg, struct run_state *rs, capture_live *live,
                   capture_replay *replay, ui *dash)
 {
 	uint64_t last_tick = mono_now_us(), last_draw = 0;
+	unsigned gaps_noted = 0;
 	uint64_t refresh = (uint64_t)(cfg->refresh_s * 1e6);
 	char err[512];
 	int rc = 0;
@@ -661,12 +690,35 @@ static int stream(const struct config *cfg, struct run_state *rs, capture_live *
 				rs->sink_failed = 1;
 				break;
 			}
-			ui_note(dash, "replay finished: q quits");
+			unsigned gaps;
+			uint64_t skipped;
+			capture_replay_skipped(replay, &gaps, &skipped);
+			if (gaps) { /* what was cut stays said */
+				char note[160], d[48];
+				duration_text(skipped, d, sizeof(d));
+				snprintf(note, sizeof(note), "replay finished, skipped %s idle: q quits", d);
+				ui_note(dash, note);
+			} else {
+				ui_note(dash, "replay finished: q quits");
+			}
 			ui_draw(dash, true);
 		}
 		if (ended) {
 			struct timespec w = { 0, 100000000L };
 			nanosleep(&w, NULL);
+		}
+		if (replay && dash && !ended) { /* say so when a silence was cut */
+			unsigned gaps;
+			uint64_t skipped;
+			capture_replay_skipped(replay, &gaps, &skipped);
+			if (gaps != gaps_noted) {
+				char note[160], d[48];
+				gaps_noted = gaps;
+				duration_text(skipped, d, sizeof(d));
+				snprintf(note, sizeof(note), "skipped %s of idle capture (%u gap%s > %gs)", d,
+				         gaps, gaps == 1 ? "" : "s", cfg->max_gap_s);
+				ui_note(dash, note);
+			}
 		}
 		if (cfg->count && engine_packets(rs->eng) >= cfg->count)
 			break;
@@ -845,9 +897,21 @@ static int analyse(struct config *cfg)
 	if (streaming) {
 		if (!live)
 			replay = capture_replay_open(&co, cfg->replay_speed);
-		rc = stream(cfg, &rs, live, replay, dash);
 		if (replay)
+			capture_replay_max_gap(replay, (uint64_t)(cfg->max_gap_s * 1e6));
+		rc = stream(cfg, &rs, live, replay, dash);
+		if (replay) {
+			unsigned gaps;
+			uint64_t skipped;
 			cr.files_failed = capture_replay_failed(replay);
+			capture_replay_skipped(replay, &gaps, &skipped);
+			if (gaps && !cfg->quiet && !dash) { /* the dashboard said it on screen */
+				char d[48];
+				duration_text(skipped, d, sizeof(d));
+				fprintf(stderr, "iwscope: replay skipped %s of idle capture (%u gap%s over %g s)\n",
+				        d, gaps, gaps == 1 ? "" : "s", cfg->max_gap_s);
+			}
+		}
 		if (live)
 			capture_live_stats(live, &run.pcap_received, &run.pcap_dropped);
 	} else {

@@ -1,0 +1,59 @@
+# Issue 21 (live capture and replay): --replay cuts long silences of capture time.
+# Exec'd by tests/run.py with its helpers.
+
+
+def shifted_capture(tmp, gap_us):
+    """The truth capture with its second half gap_us later (a capture that jumps)."""
+    data = open(truth_pcap(), "rb").read()
+    off, recs = 24, []
+    while off < len(data):
+        cap = int.from_bytes(data[off + 8:off + 12], "little")
+        recs.append(bytearray(data[off:off + 16 + cap]))
+        off += 16 + cap
+    for r in recs[len(recs) // 2:]:
+        t = int.from_bytes(r[0:4], "little") * 1000000 + int.from_bytes(r[4:8], "little") + gap_us
+        r[0:4] = (t // 1000000).to_bytes(4, "little")
+        r[4:8] = (t % 1000000).to_bytes(4, "little")
+    out = os.path.join(tmp, "jump.pcap")
+    open(out, "wb").write(data[:24] + b"".join(bytes(r) for r in recs))
+    return out
+
+
+@test("replay-cuts-long-silences", ("release", "asan"))
+def t_replay_gaps(binary, tmp):
+    """A capture that jumps 5.8 years replays (5 times its pace) in seconds: the silence is cut to
+    --max-gap (default 5 s) and said; the rows are the offline rows (flows keep their own
+    times). --max-gap 0.5 cuts it shorter still."""
+    jump = shifted_capture(tmp, int(5.8 * 365.25 * 86400 * 1e6))
+    want = strip_ids(rows(analyse(binary, [jump], tmp, ["--no-dpi"], "off.db")))
+    for extra, most in (([], 8.0), (["--max-gap", "0.5"], 6.0)):
+        db = os.path.join(tmp, "r%d.db" % len(extra))
+        t0 = time.monotonic()
+        rc, out, err = run(["--no-dpi", "--replay=5", "--no-ui", "-r", jump, "-o", db] + extra, binary,
+                           timeout=60)
+        took = time.monotonic() - t0
+        eq(rc, 0, "exit: " + err)
+        assert "replay skipped 5.8 years of idle capture (1 gap over %s s)" % (extra[1] if extra else "5") \
+            in err, err
+        assert took < most, "replay took %.1f s" % took
+        eq(strip_ids(rows(db)), want, "rows " + " ".join(extra))
+    eq(run(["--max-gap", "x", "-r", jump], binary)[0], 1, "bad --max-gap")
+
+
+@test("replay-says-it-cut-a-silence-on-screen")
+def t_replay_gap_screen(binary, tmp):
+    """The dashboard's title line says what the replay skipped."""
+    if not shutil.which("tmux"):
+        raise Skip("tmux not installed")
+    jump = shifted_capture(tmp, int(5.8 * 365.25 * 86400 * 1e6))
+    db = os.path.join(tmp, "g.db")
+    tmux("new-session", "-d", "-s", "gap", "-x", "140", "-y", "30",
+         "%s --replay --max-gap 1 -r %s -o %s --no-dpi" % (binary, jump, db))
+    try:
+        seen = wait_for(lambda: "skipped 5.8 years idle" in
+                        tmux("capture-pane", "-p", "-t", "gap").stdout, 20, "the note on screen")
+        eq(seen, True, "note")
+    finally:
+        tmux("send-keys", "-t", "gap", "q")
+        time.sleep(0.5)
+        tmux("kill-session", "-t", "gap")
