@@ -3,6 +3,7 @@
 #define IWSCOPE_CAPTURE_H
 
 #include <signal.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -10,12 +11,21 @@
 typedef int (*capture_fn)(void *arg, int dlt, const uint8_t *data, uint32_t caplen,
                           uint32_t wirelen, uint64_t ts_us);
 
+/* Called while standard input, a pipe, has been silent for a while; non-zero stops reading
+ * (as at the end of input). */
+typedef int (*capture_idle_fn)(void *arg);
+
 struct capture_opts {
 	const char *const *files;  /* "-" is standard input */
 	unsigned nfiles;
 	const char *filter;        /* BPF expression or NULL */
 	uint64_t max_packets;      /* 0 = all */
+	capture_idle_fn idle;      /* a pipe on standard input: called in its silences */
+	void *idle_arg;
 };
+
+/* Whether standard input is a pipe or a socket (read as it comes, as live capture is). */
+bool capture_stdin_is_pipe(void);
 
 struct capture_result {
 	uint64_t packets;          /* frames handed to the callback */
@@ -48,6 +58,8 @@ capture_file *capture_file_open(const char *path, const char *filter, int *filte
  * error (capture_file_error says what, in libpcap's words). */
 int capture_file_next(capture_file *cf, struct capture_rec *r);
 int capture_file_dlt(const capture_file *cf);
+/* For standard input that is a pipe: fn is called after each CAPTURE_IDLE_MS of silence. */
+void capture_file_idle(capture_file *cf, capture_idle_fn fn, void *arg);
 const char *capture_file_error(capture_file *cf);
 void capture_file_close(capture_file *cf);
 

@@ -5,6 +5,10 @@
 #define IWSCOPE_VERSION "0.1.0"
 
 /* Flow table */
+#ifndef CAPTURE_IDLE_MS
+#define CAPTURE_IDLE_MS 500 /* a pipe on stdin silent this long: the sinks may commit */
+#endif
+
 #ifndef REPLAY_MAX_GAP_S
 #define REPLAY_MAX_GAP_S 5 /* --replay: silences of capture time cut to this (--max-gap) */
 #endif

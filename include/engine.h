@@ -36,6 +36,9 @@ int engine_expire_at(engine *e, uint64_t now_us);
 /* Packets seen so far. */
 uint64_t engine_packets(const engine *e);
 
+/* Capture time of the newest packet (or expiry time), microseconds. */
+uint64_t engine_now(const engine *e);
+
 /* Most nDPI states alive at once in the engine's own context (a stage's share), else 0. */
 uint64_t engine_dpi_peak(const engine *e);
 

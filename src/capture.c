@@ -1,4 +1,5 @@
 /* libpcap file sources (pcap and pcapng, stdin with "-"), one continuous stream. */
+#define _GNU_SOURCE /* fopencookie: a pipe on standard input, read with a timeout */
 #include "capture.h"
 
 #include <errno.h>
@@ -8,7 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "config.h"
 #include "decode.h"
@@ -48,7 +51,73 @@ struct capture_file {
 	bool has_prog;
 	struct bpf_program prog;   /* the filter, for records read in place */
 	int dlt;
+	struct pipe_in *pipe;      /* standard input that is a pipe or a socket, else NULL */
 };
+
+/* Standard input that is a pipe or a socket (tcpdump -w - | iwscope -r -): read as it comes,
+ * with a call to idle() after every CAPTURE_IDLE_MS of silence, so the sinks can commit while
+ * the writer waits (a regular file never waits). */
+struct pipe_in {
+	int fd;
+	capture_idle_fn idle;
+	void *arg;
+};
+
+static ssize_t pipe_read(void *cookie, char *buf, size_t len)
+{
+	struct pipe_in *p = cookie;
+	for (;;) {
+		struct pollfd pfd = { p->fd, POLLIN, 0 };
+		int r = poll(&pfd, 1, CAPTURE_IDLE_MS);
+		if (r > 0) {
+			ssize_t n = read(p->fd, buf, len);
+			if (n < 0 && errno == EINTR)
+				continue;
+			return n;
+		}
+		if (r < 0 && errno != EINTR)
+			return -1;
+		/* silence, or a signal: the caller may commit, or ask to stop (the end of input) */
+		if (p->idle && p->idle(p->arg) != 0)
+			return 0;
+	}
+}
+
+static int pipe_close(void *cookie)
+{
+	free(cookie);
+	return 0;
+}
+
+bool capture_stdin_is_pipe(void)
+{
+	struct stat st;
+	return fstat(STDIN_FILENO, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode));
+}
+
+static FILE *pipe_open(struct pipe_in **out)
+{
+	struct pipe_in *p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->fd = STDIN_FILENO;
+	cookie_io_functions_t io = { .read = pipe_read, .close = pipe_close };
+	FILE *f = fopencookie(p, "r", io);
+	if (!f) {
+		free(p);
+		return NULL;
+	}
+	*out = p;
+	return f;
+}
+
+void capture_file_idle(capture_file *cf, capture_idle_fn fn, void *arg)
+{
+	if (cf && cf->pipe) {
+		cf->pipe->idle = fn;
+		cf->pipe->arg = arg;
+	}
+}
 
 /* Compiles filter for cf's link type and installs it in libpcap (which filters what it reads)
  * and keeps it for the records read in place; 0, or -1 with libpcap's reason in err. */
@@ -91,9 +160,11 @@ capture_file *capture_file_open(const char *path, const char *filter, int *filte
 	char errbuf[PCAP_ERRBUF_SIZE] = "";
 	/* a regular file is read through fileread's buffer; a pipe or stdin through a large stdio
 	 * buffer (one read(2) per CAPTURE_READ_BUF bytes, not stdio's 4 KiB) */
-	FILE *f = strcmp(path, "-") ? fileread_open(path, &cf->m) : NULL;
+	FILE *f = strcmp(path, "-") ? fileread_open(path, &cf->m)
+	          : capture_stdin_is_pipe() ? pipe_open(&cf->pipe) : NULL;
 	if (!f) {
 		cf->m = NULL;
+		cf->pipe = NULL;
 		f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
 		if (!f) {
 			fprintf(stderr, "iwscope: %s: %s\n", path, strerror(errno));
@@ -106,7 +177,7 @@ capture_file *capture_file_open(const char *path, const char *filter, int *filte
 	if (!cf->pc) {
 		fprintf(stderr, "iwscope: %s: %s\n", path, errbuf);
 		if (f != stdin)
-			fclose(f);
+			fclose(f); /* a pipe's cookie with it */
 		free(cf);
 		return NULL;
 	}
@@ -173,6 +244,7 @@ static int read_file(const char *path, const struct capture_opts *o, capture_fn 
 	capture_file *cf = capture_file_open(path, o->filter, &res->filter_error);
 	if (!cf)
 		return -1;
+	capture_file_idle(cf, o->idle, o->idle_arg);
 	int rc = 0;
 	for (;;) {
 		if (*stop || (o->max_packets && res->packets >= o->max_packets))

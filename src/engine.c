@@ -363,6 +363,8 @@ uint32_t engine_open_flows(const engine *e) { return flow_count(e->flows); }
 
 uint64_t engine_packets(const engine *e) { return e->packets; }
 
+uint64_t engine_now(const engine *e) { return e->now_us; }
+
 uint64_t engine_dpi_peak(const engine *e)
 {
 	uint64_t live = 0, peak = e->dpi_local_peak, inspected = 0;

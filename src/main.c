@@ -526,6 +526,9 @@ struct run_state {
 	uint32_t since_tick;
 	int sink_failed;
 	bool quit_early;  /* q on the dashboard before the capture ended */
+	/* a pipe on stdin gone silent: its clock runs on as the wall clock does, from the newest
+	 * packet's time, so that flows end (FIN plus a second) and time out as live */
+	uint64_t idle_pkts, idle_since_us, idle_capture_us;
 };
 
 static int tick_sinks(struct run_state *rs) { return engine_tick(rs->eng); }
@@ -544,6 +547,34 @@ static int on_packet(void *arg, int dlt, const uint8_t *data, uint32_t caplen, u
 			rs->sink_failed = 1;
 			return -1;
 		}
+	}
+	return 0;
+}
+
+static uint64_t mono_now_us(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000u + (uint64_t)t.tv_nsec / 1000u;
+}
+
+/* Standard input that is a pipe went silent: commit what is pending; stop on a signal. */
+static int on_idle(void *arg)
+{
+	struct run_state *rs = arg;
+	if (stop_requested)
+		return -1;
+	uint64_t now = mono_now_us(), pkts = engine_packets(rs->eng);
+	if (pkts != rs->idle_pkts || !rs->idle_since_us) { /* a new silence */
+		rs->idle_pkts = pkts;
+		rs->idle_since_us = now - CAPTURE_IDLE_MS * 1000u;
+		rs->idle_capture_us = engine_now(rs->eng);
+	}
+	rs->since_tick = 0;
+	if (engine_expire_at(rs->eng, rs->idle_capture_us + (now - rs->idle_since_us)) != 0 ||
+	    tick_sinks(rs) != 0) {
+		rs->sink_failed = 1;
+		return -1;
 	}
 	return 0;
 }
@@ -636,12 +667,6 @@ static int drop_privileges(const char *user, const char *db)
 	return 0;
 }
 
-static uint64_t mono_now_us(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000u + (uint64_t)t.tv_nsec / 1000u;
-}
 
 /* The live / replay loop: packets in steps of at most 100 ms, sinks committed and idle flows
  * expired every second, the dashboard redrawn every refresh interval. Returns 0, or
@@ -767,6 +792,12 @@ static int analyse(struct config *cfg)
 	char err[1100];
 	int rc = 0;
 	bool streaming = cfg->iface || cfg->replay;
+	/* tcpdump -w - | iwscope -r -: a pipe that stays open is read as live capture is (rows
+	 * of open flows once their verdicts are final, commits every second, WAL for readers) */
+	bool piped = false;
+	for (unsigned i = 0; i < cfg->nfiles; i++)
+		if (!strcmp(cfg->files[i], "-") && capture_stdin_is_pipe())
+			piped = true;
 	capture_live *live = NULL;
 	capture_replay *replay = NULL;
 	ui *dash = NULL;
@@ -811,7 +842,7 @@ static int analyse(struct config *cfg)
 		pg = pgsink_open(&po, err, sizeof(err));
 	} else {
 		db = store_open(cfg->db, err, sizeof(err));
-		if (db && !streaming)
+		if (db && !streaming && !piped)
 			store_bulk(db);
 	}
 	if (!db && !pg) {
@@ -845,7 +876,7 @@ static int analyse(struct config *cfg)
 	 * faster than its flows lasted, and its rows all arrive within the run anyway, each
 	 * written once. */
 	struct engine_opts eo = { .flow_cap = cfg->flow_cap, .force_timing = cfg->force_timing,
-		                  .threaded = threaded, .early_rows = streaming };
+		                  .threaded = threaded, .early_rows = streaming || piped };
 	char source[4096];
 	if (cfg->iface)
 		snprintf(source, sizeof(source), "%s", cfg->iface);
@@ -893,6 +924,8 @@ static int analyse(struct config *cfg)
 	signal(SIGPIPE, SIG_IGN);
 
 	struct run_state rs = { .eng = eng, .sinks = sinks, .nsinks = nsinks };
+	co.idle = on_idle;
+	co.idle_arg = &rs;
 	struct capture_result cr = { 0 };
 	if (streaming) {
 		if (!live)

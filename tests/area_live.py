@@ -1,4 +1,5 @@
 # Issue 21 (live capture and replay): --replay cuts long silences of capture time.
+import signal  # noqa: E402
 # Exec'd by tests/run.py with its helpers.
 
 
@@ -57,3 +58,39 @@ def t_replay_gap_screen(binary, tmp):
         tmux("send-keys", "-t", "gap", "q")
         time.sleep(0.5)
         tmux("kill-session", "-t", "gap")
+
+
+@test("pipe-that-stays-open-is-read-as-live", ("release", "asan"))
+def t_pipe_open(binary, tmp):
+    """tcpdump -w - | iwscope -r -: with the writer still there, the flows whose verdicts are
+    final are in the database within two seconds (committed, WAL for readers), not at the end of
+    input; when the pipe closes the rows equal the file's; SIGINT while it waits ends the run
+    at once, interrupted."""
+    want = strip_ids(rows(analyse(binary, [truth_pcap()], tmp, ["--no-dpi"], "file.db")))
+    for stop in ("eof", "sigint"):
+        db = os.path.join(tmp, "pipe-%s.db" % stop)
+        p = subprocess.Popen([binary, "-q", "--no-dpi", "-r", "-", "-o", db], stdin=subprocess.PIPE,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=ENV)
+        p.stdin.write(open(truth_pcap(), "rb").read())
+        p.stdin.flush()
+        t0 = time.monotonic()
+        wait_for(lambda: (count_rows(db) or 0) >= len(want) - 1, 10, "rows while the pipe is open")
+        assert time.monotonic() - t0 < 2.5, "rows came after %.1f s" % (time.monotonic() - t0)
+        eq(count_rows(db, "SELECT count(*) FROM runs WHERE status = 'running'"), 1, "still running")
+        eq(rows(db, "PRAGMA journal_mode")[0]["journal_mode"], "wal", "journal")
+        if stop == "eof":
+            p.stdin.close()
+        else:
+            p.send_signal(signal.SIGINT)
+        t0 = time.monotonic()
+        p.wait(timeout=10)
+        err = p.stderr.read()
+        if not p.stdin.closed:
+            p.stdin.close()
+        assert time.monotonic() - t0 < 3, "took %.1f s to end" % (time.monotonic() - t0)
+        status = rows(db, "SELECT status FROM runs")[0]["status"]
+        if stop == "eof":
+            eq((p.returncode, status), (0, "complete"), err.decode())
+            eq(strip_ids(rows(db)), want, "rows")
+        else:
+            eq(status, "interrupted", err.decode())
