@@ -621,16 +621,27 @@ int store_query1(store *s, const char *sql, const char *param, store_row_fn row,
 		sqlite3_bind_text(st, 1, param, -1, SQLITE_TRANSIENT);
 	int n = sqlite3_column_count(st);
 	const char *names[64], *vals[64];
+	enum store_type types[64];
 	if (n > 64)
 		n = 64;
 	for (int i = 0; i < n; i++)
 		names[i] = sqlite3_column_name(st, i);
-	int rc;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		for (int i = 0; i < n; i++)
-			vals[i] = (const char *)sqlite3_column_text(st, i);
-		if (row(arg, n, names, vals) != 0)
-			break;
+	int rc = SQLITE_DONE;
+	if (row(arg, n, names, NULL, NULL) == 0) {
+		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+			for (int i = 0; i < n; i++) {
+				/* the value's own type: a text column's '0x1F' stays text */
+				switch (sqlite3_column_type(st, i)) {
+				case SQLITE_INTEGER: types[i] = STORE_INT; break;
+				case SQLITE_FLOAT: types[i] = STORE_REAL; break;
+				case SQLITE_NULL: types[i] = STORE_NULL; break;
+				default: types[i] = STORE_TEXT; break;
+				}
+				vals[i] = (const char *)sqlite3_column_text(st, i);
+			}
+			if (row(arg, n, names, vals, types) != 0)
+				break;
+		}
 	}
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
 		set_err(s, "query failed");
