@@ -289,3 +289,114 @@ def t_report_hostile(binary, tmp):
     out = run(["report", db, "--by", "server"], binary, 0)[1]
     assert "\x1b" not in out and "\x01" not in out and "\r" not in out, "raw control characters"
     assert "\\x1b[31mred" in out and "cr\\x0dlf\\x0aname" in out, out
+
+
+# ---------------------------------------------------------------------------------------------
+# Item 5: report and plot never write: a read-only file system, a read-only file
+
+def read_only_run(binary, ro_dir, args):
+    """Runs binary in a private mount namespace where ro_dir is a read-only bind mount."""
+    script = ('mount --bind "$1" "$1" && mount -o remount,bind,ro "$1" && shift && exec "$@"')
+    r = subprocess.run(["unshare", "-m", "sh", "-c", script, "sh", ro_dir, binary] + args,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV)
+    out, err = r.stdout.decode(errors="replace"), r.stderr.decode(errors="replace")
+    if "Sanitizer" in err or "runtime error:" in err:
+        raise AssertionError("sanitizer report:\n" + err[-3000:])
+    return r.returncode, out, err
+
+
+def digest(d):
+    return {f: hashlib.sha256(open(os.path.join(d, f), "rb").read()).hexdigest()
+            for f in sorted(os.listdir(d))}
+
+
+REPORTS = ([], ["--by", "server"], ["--by", "app"], ["--by", "rwnd"], ["--by", "standard"])
+
+
+@test("report-plot-read-only-file-system", ("release", "asan"))
+def t_report_ro_fs(binary, tmp):
+    if os.geteuid() != 0:
+        raise Skip("needs root (a read-only bind mount)")
+    if not shutil.which("unshare"):
+        raise Skip("unshare not installed")
+    ro = os.path.join(tmp, "ro")
+    os.mkdir(ro)
+    new = analyse(binary, [truth_pcap("iw10.mid"), truth_pcap("iw3.mid")], ro, [], "new.db")
+    shutil.copy(new, os.path.join(tmp, "new-copy.db"))  # a reader leaves -wal and -shm beside it
+    shutil.copy(os.path.join(PCAPS, "schema2.db"), os.path.join(ro, "old.db"))
+    upgraded = os.path.join(tmp, "upgraded.db")  # what the old file reads as once upgraded
+    shutil.copy(os.path.join(PCAPS, "schema2.db"), upgraded)
+    run(["report", upgraded], binary, 0)
+    eq(rows(upgraded, "PRAGMA user_version")[0]["user_version"], 3, "a writable old file upgrades")
+    before = digest(ro)
+    eq(sorted(before), ["new.db", "old.db"], "files before")
+    for name, same_as in (("new.db", os.path.join(tmp, "new-copy.db")), ("old.db", upgraded)):
+        for by in REPORTS:
+            for fmt in ("table", "json", "csv"):
+                args = ["report", os.path.join(ro, name), "--format", fmt] + by
+                rc, out, err = read_only_run(binary, ro, args)
+                eq((rc, err), (0, ""), "%s on a read-only file system" % " ".join(args[2:]))
+                eq(out, run(["report", same_as, "--format", fmt] + by, binary, 0)[1],
+                   "%s %s %s: as on a writable copy" % (name, fmt, by))
+        plots = os.path.join(tmp, "plot-" + name)
+        rc, _, err = read_only_run(binary, ro, ["plot", os.path.join(ro, name), "-o", plots])
+        eq((rc, err), (0, ""), "plot %s on a read-only file system" % name)
+        run(["plot", same_as, "-o", plots + "-rw"], binary, 0)
+        for f in ("iw_histogram.svg", "ff_bytes_cdf.svg", "syn_window.svg", "rtt_vs_ff.svg"):
+            eq(open(os.path.join(plots, f)).read(), open(os.path.join(plots + "-rw", f)).read(),
+               "%s %s as on a writable copy" % (name, f))
+    eq(digest(ro), before, "nothing written, no -wal or -shm made")
+    eq(rows(os.path.join(ro, "old.db"), "PRAGMA user_version")[0]["user_version"], 2,
+       "the old file read as it is")
+    # merge reads the file's own tables: an old one it cannot upgrade is refused in one line
+    rc, _, err = read_only_run(binary, ro, ["merge", os.path.join(ro, "old.db"), "-o",
+                                            os.path.join(tmp, "merged.db")])
+    eq(rc, 2, "merge of a read-only old file")
+    assert "old.db" in err and "upgraded" in err, err
+    # a log with rows that only a -shm file could read: one line saying so
+    shutil.copy(new, os.path.join(tmp, "busy.db"))
+    con = sqlite3.connect(os.path.join(tmp, "busy.db"))
+    con.execute("PRAGMA wal_autocheckpoint = 0")
+    con.execute("UPDATE flows SET server_name = 'in-the-log'")
+    con.commit()
+    shutil.copy(os.path.join(tmp, "busy.db"), os.path.join(ro, "busy.db"))
+    shutil.copy(os.path.join(tmp, "busy.db-wal"), os.path.join(ro, "busy.db-wal"))
+    con.close()
+    rc, out, err = read_only_run(binary, ro, ["report", os.path.join(ro, "busy.db")])
+    eq((rc, out, err.count("\n")), (2, "", 1), "unreadable log: one line, exit 2")
+    assert "busy.db" in err and "write-ahead log" in err and "can be written" in err, err
+
+
+@test("report-read-only-file", ("release", "asan"))
+def t_report_ro_file(binary, tmp):
+    """A database file the user may only read, in a folder they may not write to: report
+    reads it (an old schema as it is), nothing changes."""
+    d = os.path.join(tmp, "d")
+    os.mkdir(d)
+    new = analyse(binary, [truth_pcap("iw10.mid")], tmp, ["--no-dpi"], "new.db")
+    shutil.copy(new, os.path.join(d, "new.db"))  # without the -wal and -shm a reader leaves
+    shutil.copy(os.path.join(PCAPS, "schema2.db"), os.path.join(d, "old.db"))
+    upgraded = os.path.join(tmp, "upgraded.db")
+    shutil.copy(os.path.join(PCAPS, "schema2.db"), upgraded)
+    want = {"new.db": run(["report", new, "--format", "json", "--by", "server"], binary, 0)[1],
+            "old.db": run(["report", upgraded, "--format", "json", "--by", "server"], binary, 0)[1]}
+    for f in os.listdir(d):
+        os.chmod(os.path.join(d, f), 0o444)
+    os.chmod(d, 0o555)
+    before = digest(d)
+    try:
+        for name in ("new.db", "old.db"):
+            args = ["report", os.path.join(d, name), "--format", "json", "--by", "server"]
+            if os.geteuid() == 0:  # root ignores permissions: read as nobody
+                os.chmod(tmp, 0o755)
+                r = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                                    binary] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                   text=True, env=ENV)
+                rc, out, err = r.returncode, r.stdout, r.stderr
+            else:
+                rc, out, err = run(args, binary)
+            eq((rc, err), (0, ""), "report on read-only %s" % name)
+            eq(out, want[name], "%s as on a writable copy" % name)
+    finally:
+        os.chmod(d, 0o755)
+    eq(digest(d), before, "nothing written")
