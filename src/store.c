@@ -378,13 +378,19 @@ static int open_read_only(store *s, const char *path, bool immutable)
 	return 0;
 }
 
-/* Whether the file at path has a write-ahead log with frames in it (not yet in the file). */
-static bool wal_pending(const char *path)
+/* The journal beside path that holds what the file alone does not (a write-ahead log with
+ * frames, a hot rollback journal): "-wal", "-journal", or NULL when there is none. */
+static const char *pending_journal(const char *path)
 {
-	char wal[4200];
-	struct stat st;
-	snprintf(wal, sizeof(wal), "%s-wal", path);
-	return stat(wal, &st) == 0 && st.st_size > 0;
+	static const char *const suffix[] = { "-wal", "-journal" };
+	for (size_t i = 0; i < 2; i++) {
+		char j[4200];
+		struct stat st;
+		snprintf(j, sizeof(j), "%s%s", path, suffix[i]);
+		if (stat(j, &st) == 0 && st.st_size > 0)
+			return suffix[i];
+	}
+	return NULL;
 }
 
 /* Whether this process may write path and make files beside it (an upgrade's journal). */
@@ -415,15 +421,17 @@ store *store_open_read(const char *path, char *err, size_t errlen)
 	if (check_identity(s, &fresh, &ver) != 0) {
 		/* A WAL database where SQLite cannot make the -shm file it reads through: a
 		 * read-only file system (SQLITE_CANTOPEN) or folder (SQLITE_READONLY_DIRECTORY).
-		 * When the log holds nothing, the file alone is the whole database and is read as
-		 * it is; else the log's rows would be missing, and that is said. */
+		 * When no journal holds anything, the file alone is the whole database and is read
+		 * as it is; else rows would be missing (or half-written ones read), and that is said. */
 		int code = sqlite3_extended_errcode(s->db) & 0xff;
+		const char *journal;
 		if (code != SQLITE_CANTOPEN && code != SQLITE_READONLY)
 			return fail_open(s, err, errlen);
-		if (wal_pending(path)) {
-			snprintf(s->err, sizeof(s->err), "%s: rows in its write-ahead log (-wal) cannot be "
-			         "read on a read-only file system without its -shm file; open it once "
-			         "where it can be written", path);
+		if ((journal = pending_journal(path))) {
+			snprintf(s->err, sizeof(s->err), "%s: %s, which it cannot read here without writing "
+			         "(a read-only file system or folder); open it once where it can be written",
+			         path, !strcmp(journal, "-wal") ? "rows are still in its write-ahead log (-wal)"
+			                                       : "an interrupted write left a -journal");
 			return fail_open(s, err, errlen);
 		}
 		sqlite3_close(s->db);

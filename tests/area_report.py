@@ -365,6 +365,16 @@ def t_report_ro_fs(binary, tmp):
     rc, out, err = read_only_run(binary, ro, ["report", os.path.join(ro, "busy.db")])
     eq((rc, out, err.count("\n")), (2, "", 1), "unreadable log: one line, exit 2")
     assert "busy.db" in err and "write-ahead log" in err and "can be written" in err, err
+    # a hot rollback journal (a bulk load killed midway) is not skipped either
+    shutil.copy(new, os.path.join(tmp, "hot.db"))
+    con = sqlite3.connect(os.path.join(tmp, "hot.db"))
+    con.execute("PRAGMA journal_mode = delete")
+    con.close()
+    shutil.copy(os.path.join(tmp, "hot.db"), os.path.join(ro, "hot.db"))
+    open(os.path.join(ro, "hot.db-journal"), "wb").write(b"\xd9\xd5\x05\xf9\x20\xa1\x63\xd7" + b"\0" * 504)
+    rc, out, err = read_only_run(binary, ro, ["report", os.path.join(ro, "hot.db")])
+    eq((rc, out, err.count("\n")), (2, "", 1), "hot journal: one line, exit 2")
+    assert "hot.db" in err, err
 
 
 @test("report-read-only-file", ("release", "asan"))
