@@ -10,7 +10,7 @@ HDRS    := $(wildcard include/*.h)
 # Debian packages the build and the tests need (installed by `make deps` when missing).
 DEB_BUILD := gcc make pkg-config libpcap-dev libndpi-dev libsqlite3-dev libncurses-dev libpq-dev
 DEB_TEST  := sqlite3 tshark tcpdump tcptrace libndpi-bin iproute2 ethtool clang time \
-             libclang-rt-14-dev valgrind tmux python3 chromium postgresql
+             libclang-rt-14-dev valgrind tmux python3 chromium postgresql jq
 
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 # libpq is compiled against but not linked: src/pg.c loads it when a postgresql:// target is used

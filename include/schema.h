@@ -45,4 +45,11 @@ int schema_list_add(char *out, size_t len, size_t *n, const char *col, bool set)
  * NULL for a version it cannot upgrade, or out of memory. */
 char *schema_upgrade_sql(int from);
 
+/* The SQL that lets a read-only SQLite connection read a database of version from as if it
+ * were upgraded, changing nothing in it: TEMP views (which shadow the file's own objects) of
+ * each table a migration added columns to, those columns NULL as an upgrade leaves them, and
+ * of schema/views.sql. NULL when a migration since from does more than ADD COLUMN (then only
+ * an upgrade can read it), or out of memory. The caller frees it. */
+char *schema_read_as_upgraded_sql(int from);
+
 #endif

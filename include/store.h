@@ -35,10 +35,15 @@ struct sink store_sink(store *s);
 /* The last error of s, one line. */
 const char *store_error(const store *s);
 
-/* Runs sql (no parameters) and calls row() for each result row with column names and values
- * as text (NULL for SQL NULL). Returns 0, or -1 with store_error set. */
+/* What a result value is: what JSON and table layouts go by, never a guess from its text. */
+enum store_type { STORE_NULL, STORE_INT, STORE_REAL, STORE_TEXT };
+
+/* Runs sql (no parameters) and calls row() once with vals and types NULL (the column names,
+ * also for a result without rows), then for each result row with its values as text (NULL
+ * for SQL NULL) and their types. row() returns non-zero to stop. Returns 0, or -1 with
+ * store_error set. */
 typedef int (*store_row_fn)(void *arg, int ncols, const char *const *names,
-                            const char *const *vals);
+                            const char *const *vals, const enum store_type *types);
 int store_query(store *s, const char *sql, store_row_fn row, void *arg);
 
 /* Like store_query with one text parameter bound to ?1. */

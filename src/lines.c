@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "classify.h"
+#include "json.h"
 
 struct lines {
 	FILE *out;
@@ -16,21 +17,7 @@ static const char *txt(const char *s) { return s ? s : "-"; }
 static void json_str(FILE *o, const char *key, const char *v)
 {
 	fprintf(o, "\"%s\":", key);
-	if (!v) {
-		fputs("null", o);
-		return;
-	}
-	fputc('"', o);
-	for (; *v; v++) {
-		unsigned char ch = (unsigned char)*v;
-		if (ch == '"' || ch == '\\')
-			fprintf(o, "\\%c", ch);
-		else if (ch < 0x20)
-			fprintf(o, "\\u%04x", ch);
-		else
-			fputc(ch, o);
-	}
-	fputc('"', o);
+	json_string(o, v);
 }
 
 static void json_int(FILE *o, const char *key, int64_t v)

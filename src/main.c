@@ -78,6 +78,7 @@ static void usage(FILE *out)
 	        "               [--no-ui] [--json] [--no-color] [-d SECONDS] [--probe NAME]\n"
 	        "               [--spool FILE] [EXPRESSION]\n"
 	        "       iwscope report DB|URI [--format table|csv|json] [--by server|app|rwnd|standard]\n"
+	        "               [--limit N]\n"
 	        "       iwscope plot DB|URI -o DIR\n"
 	        "       iwscope merge [-q] DB [DB ...] -o DB|URI\n"
 	        "       iwscope schema sqlite|postgresql\n"

@@ -25,7 +25,7 @@ extern const char pg_schema_sql[]; /* build/schema_sql.c, from schema/postgresql
  * of every run, which most runs, writing SQLite, never use. */
 #define PQ_FUNCS(X) X(PQlibVersion) X(PQerrorMessage) X(PQconninfoParse) X(PQconninfoFree) \
 	X(PQpingParams) X(PQconnectdbParams) X(PQstatus) X(PQsetNoticeProcessor) X(PQfinish) \
-	X(PQexec) X(PQresultStatus) X(PQclear) X(PQntuples) X(PQnfields) X(PQfname) \
+	X(PQexec) X(PQresultStatus) X(PQclear) X(PQntuples) X(PQnfields) X(PQfname) X(PQftype) \
 	X(PQgetvalue) X(PQgetisnull) X(PQputCopyData) X(PQputCopyEnd) X(PQgetResult)
 
 static struct {
@@ -492,6 +492,24 @@ int pg_send_batch(void *db, const struct store_rows *tables, unsigned ntables)
 
 int pg_exec(pgdb *db, const char *sql) { return run(db, sql, "statement failed"); }
 
+/* A result column's type from its type OID (the built-in ones, pg_type.dat): integers and
+ * numbers as such, everything else as text. */
+static enum store_type pg_type(Oid oid)
+{
+	switch (oid) {
+	case 20: /* int8 */
+	case 21: /* int2 */
+	case 23: /* int4 */
+		return STORE_INT;
+	case 700:  /* float4 */
+	case 701:  /* float8 */
+	case 1700: /* numeric */
+		return STORE_REAL;
+	default:
+		return STORE_TEXT;
+	}
+}
+
 int pg_query(pgdb *db, const char *sql, store_row_fn row, void *arg)
 {
 	PGresult *r = pq.PQexec(db->conn, sql);
@@ -504,14 +522,21 @@ int pg_query(pgdb *db, const char *sql, store_row_fn row, void *arg)
 	if (n > 64)
 		n = 64;
 	const char *names[64], *vals[64];
-	for (int i = 0; i < n; i++)
+	enum store_type coltype[64], types[64];
+	for (int i = 0; i < n; i++) {
 		names[i] = pq.PQfname(r, i);
-	for (int t = 0; t < pq.PQntuples(r); t++) {
-		for (int i = 0; i < n; i++)
-			vals[i] = pq.PQgetisnull(r, t, i) ? NULL : pq.PQgetvalue(r, t, i);
-		if (row(arg, n, names, vals) != 0)
-			break;
+		coltype[i] = pg_type(pq.PQftype(r, i));
 	}
+	if (row(arg, n, names, NULL, NULL) == 0)
+		for (int t = 0; t < pq.PQntuples(r); t++) {
+			for (int i = 0; i < n; i++) {
+				bool null = pq.PQgetisnull(r, t, i);
+				vals[i] = null ? NULL : pq.PQgetvalue(r, t, i);
+				types[i] = null ? STORE_NULL : coltype[i];
+			}
+			if (row(arg, n, names, vals, types) != 0)
+				break;
+		}
 	pq.PQclear(r);
 	return 0;
 }

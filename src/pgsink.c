@@ -170,9 +170,13 @@ static char *sqlf(const char *fmt, ...)
 	return out;
 }
 
-static int first_int(void *arg, int ncols, const char *const *names, const char *const *vals)
+static int first_int(void *arg, int ncols, const char *const *names, const char *const *vals,
+                     const enum store_type *types)
 {
 	(void)names;
+	(void)types;
+	if (!vals)
+		return 0; /* the column names: the row follows */
 	if (ncols > 0 && vals[0])
 		*(int64_t *)arg = strtoll(vals[0], NULL, 10);
 	return 1;

@@ -127,9 +127,12 @@ struct collect {
 	int n, nmax;
 };
 
-static int collect_row(void *arg, int ncols, const char *const *names, const char *const *v)
+static int collect_row(void *arg, int ncols, const char *const *names, const char *const *v,
+                       const enum store_type *types)
 {
-	(void)names;
+	(void)names, (void)types;
+	if (!v)
+		return 0; /* the column names */
 	struct collect *c = arg;
 	if (ncols < 3 || !v[1] || !v[2])
 		return 0;
@@ -203,9 +206,12 @@ struct barcollect {
 	int ncat, ncatmax;
 };
 
-static int bar_row(void *arg, int ncols, const char *const *names, const char *const *v)
+static int bar_row(void *arg, int ncols, const char *const *names, const char *const *v,
+                   const enum store_type *types)
 {
-	(void)names;
+	(void)names, (void)types;
+	if (!v)
+		return 0; /* the column names */
 	struct barcollect *b = arg;
 	if (ncols < 3 || !v[0] || !v[1] || !v[2])
 		return 0;

@@ -1,41 +1,231 @@
-/* `iwscope report DB`: the questions users ask first, as tables (or csv / json). */
+/* `iwscope report DB`: the questions users ask first, as tables for people, or CSV / JSON for
+ * scripts. Tables show whole values into a pipe or file; on a terminal only long names are cut
+ * (in the middle, marked), never an address or a number. CSV and JSON hold every row, each
+ * value typed by the database (a text column stays text, however it reads). */
 #include "report.h"
 
+#include <errno.h>
 #include <getopt.h>
+#include <langinfo.h>
+#include <limits.h>
+#include <locale.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+#include <wchar.h>
 
 #include "dbread.h"
+#include "json.h"
 
 enum fmt { FMT_TABLE, FMT_CSV, FMT_JSON };
 
 #define MAX_COLS 16
-#define MAX_ROWS 512
+#define DEFAULT_ROWS 100 /* a table's rows unless its section or --limit says otherwise */
+#define MIN_CUT 16       /* a cut column keeps at least this many terminal columns */
 
-/* A result held in memory so column widths can be measured before printing. */
-struct table {
-	int ncols, nrows, truncated;
-	char *names[MAX_COLS];
-	char *cells[MAX_ROWS][MAX_COLS];
+/* One table of the report. Its columns are named as in the database (schema/): those names
+ * are the JSON keys and the CSV header; tables show the short titles of column_titles. */
+struct section {
+	const char *key;   /* snake_case: the JSON key, the CSV heading */
+	const char *title; /* the table's heading */
+	int rows;          /* rows a table shows unless --limit says otherwise; 0 = all */
+	const char *sql;
 };
 
-static int collect(void *arg, int ncols, const char *const *names, const char *const *vals)
+static const struct section summary_sections[] = {
+	{ "runs", "Runs", DEFAULT_ROWS,
+	  "SELECT probe, id AS run_id, status, source, packets, tcp_packets, decode_errors, flows, "
+	  "evicted FROM runs ORDER BY probe, id" },
+	{ "handshakes", "Handshakes", DEFAULT_ROWS,
+	  "SELECT handshake, count(*) AS flows, "
+	  "round(100.0 * count(*) / (SELECT count(*) FROM flows), 1) AS pct "
+	  "FROM flows GROUP BY handshake ORDER BY flows DESC, handshake" },
+	{ "rwnd_classes", "Receiver classes (SYN window)", DEFAULT_ROWS,
+	  "SELECT side, rwnd_class, flows FROM rwnd_classes ORDER BY side, flows DESC, rwnd_class" },
+	{ "iw_classes", "Server initial windows (first flight of each server)", DEFAULT_ROWS,
+	  "SELECT iw_class, iw_limit, iw_std, flows "
+	  "FROM iw_classes ORDER BY iw_limit <> 'cwnd', "
+	  "CAST(ltrim(iw_class, '>=IW') AS INTEGER), iw_class, iw_limit" },
+	{ "client_iw_classes", "Client first flights", DEFAULT_ROWS,
+	  "SELECT c_iw_class, c_iw_limit, count(*) AS flows FROM flows "
+	  "WHERE c_iw_class IS NOT NULL GROUP BY c_iw_class, c_iw_limit "
+	  "ORDER BY c_iw_limit <> 'cwnd', CAST(ltrim(c_iw_class, '>=IW') AS INTEGER), 1, 2" },
+	{ "iw_limits", "Why first flights stopped", DEFAULT_ROWS,
+	  "SELECT 'server' AS sender, s_iw_limit AS iw_limit, count(*) AS flows FROM flows "
+	  "WHERE s_iw_limit IS NOT NULL GROUP BY s_iw_limit UNION ALL "
+	  "SELECT 'client', c_iw_limit, count(*) FROM flows WHERE c_iw_limit IS NOT NULL "
+	  "GROUP BY c_iw_limit ORDER BY 1 DESC, 3 DESC, 2" },
+	{ "iw_evidence", "Evidence behind the server verdicts", DEFAULT_ROWS,
+	  "SELECT s_iw_limit, s_iw_end, s_iw_next, "
+	  "count(*) AS flows, CAST(sum(s_iw_pause_us) AS BIGINT) / nullif(count(s_iw_pause_us), 0) / 1000 "
+	  "AS pause_ms FROM flows "
+	  "WHERE s_iw_limit IS NOT NULL AND s_iw_limit <> 'none' GROUP BY 1, 2, 3 "
+	  "ORDER BY s_iw_limit <> 'cwnd', 4 DESC, 1, 2, 3" },
+	{ "disagreeing_servers", "Servers whose flows disagree", 20,
+	  "SELECT server_ip, server_port, exact_flows, iw_min, iw_max, lower_bound "
+	  "FROM server_iw WHERE disagree = 1 ORDER BY flows DESC, server_ip, server_port" },
+	{ "frames_not_analysed", "Frames not analysed", DEFAULT_ROWS,
+	  "SELECT reason, sum(packets) AS packets FROM run_decode GROUP BY reason "
+	  "ORDER BY packets DESC, reason" },
+};
+
+static const struct section server_sections[] = {
+	{ "servers", "Servers: initial window verdicts", 100,
+	  "SELECT server_ip, server_port, flows, exact_flows, iw, lower_bound, iw_std, disagree, "
+	  "app_proto, server_name FROM server_iw ORDER BY flows DESC, server_ip, server_port" },
+};
+
+static const struct section app_sections[] = {
+	{ "iw_by_app", "Server initial windows by application", DEFAULT_ROWS,
+	  "SELECT app_proto, iw_class, iw_limit, flows, servers FROM iw_by_app "
+	  "ORDER BY 1, iw_limit <> 'cwnd', flows DESC, 2, 3" },
+	{ "iw_by_name", "Server initial windows by server name", 50,
+	  "SELECT server_name, iw_class, iw_limit, flows FROM iw_by_name "
+	  "ORDER BY flows DESC, 1, 2, 3" },
+	{ "rwnd_by_app", "Receiver classes by application", DEFAULT_ROWS,
+	  "SELECT app_proto, rwnd_class, flows FROM rwnd_by_app ORDER BY 1, flows DESC, 2" },
+};
+
+static const struct section rwnd_sections[] = {
+	{ "rwnd_by_syn_win", "Receiver classes by SYN window", DEFAULT_ROWS,
+	  "SELECT 'client' AS side, c_rwnd_class AS rwnd_class, c_syn_win AS syn_win, c_mss AS mss, "
+	  "count(*) AS flows FROM flows WHERE c_rwnd_class IS NOT NULL GROUP BY 2, 3, 4 "
+	  "UNION ALL SELECT 'server', s_rwnd_class, s_syn_win, s_mss, count(*) FROM flows "
+	  "WHERE s_rwnd_class IS NOT NULL GROUP BY 2, 3, 4 ORDER BY 1, 5 DESC, 2, 3, 4" },
+};
+
+static const struct section standard_sections[] = {
+	{ "iw_by_standard", "Exact server IWs by standard", DEFAULT_ROWS,
+	  "SELECT s_iw_std AS iw_std, s_iw_class AS iw_class, count(*) AS flows, "
+	  "count(DISTINCT server_ip) AS servers FROM flows WHERE s_iw_limit = 'cwnd' "
+	  "GROUP BY 1, 2 ORDER BY 3 DESC, 1, 2" },
+};
+
+/* Short headings for the tables' long column names (people read tables; scripts get the
+ * names). */
+static const struct {
+	const char *name, *title;
+} column_titles[] = {
+	{ "run_id", "run" },          { "tcp_packets", "tcp" },      { "decode_errors", "errors" },
+	{ "iw_limit", "why" },        { "c_iw_limit", "why" },       { "s_iw_limit", "why" },
+	{ "c_iw_class", "iw_class" }, { "iw_std", "standard" },      { "s_iw_end", "end_by" },
+	{ "s_iw_next", "next" },      { "server_port", "port" },     { "exact_flows", "exact" },
+	{ "lower_bound", "lb" },      { "disagree", "split" },       { "app_proto", "app" },
+	{ "server_name", "name" },
+};
+
+static const char *column_title(const char *name)
+{
+	for (size_t i = 0; i < sizeof(column_titles) / sizeof(column_titles[0]); i++)
+		if (!strcmp(column_titles[i].name, name))
+			return column_titles[i].title;
+	return name;
+}
+
+/* ---- tables ---------------------------------------------------------------------------------- */
+
+/* How a terminal shows text: whether it takes UTF-8 (then cuts are marked with one "…"). */
+struct term {
+	int cols; /* terminal width; 0 = not a terminal, nothing is cut */
+	bool utf8;
+};
+
+struct cell {
+	char *text; /* as shown: control characters and bytes that are not UTF-8 as \xHH */
+	int width;  /* terminal columns */
+	enum store_type type;
+};
+
+struct table {
+	int ncols;
+	char *names[MAX_COLS];
+	struct cell *cells; /* nrows * ncols */
+	size_t nrows, cap;
+	size_t limit;         /* rows kept; 0 = all */
+	unsigned long long more; /* rows left out */
+	bool utf8;
+	bool nomem;
+};
+
+/* The terminal columns one character takes (1 where the locale cannot tell). */
+static int char_width(unsigned cp, bool utf8)
+{
+	if (!utf8 || cp < 0x80)
+		return 1;
+	int w = wcwidth((wchar_t)cp);
+	return w < 0 ? 1 : w;
+}
+
+/* v as a terminal may show it: nothing in it moves the cursor or starts an escape sequence.
+ * Malloc'd (NULL when out of memory); *width its terminal columns. */
+static char *shown(const char *v, bool utf8, int *width)
+{
+	size_t len = strlen(v);
+	char *out = malloc(len * 6 + 1), *o = out; /* \u009b: six bytes for two */
+	if (!out)
+		return NULL;
+	int w = 0;
+	while (*v) {
+		unsigned cp;
+		size_t n = json_utf8_char(v, &cp);
+		if (n == 0 || cp < 0x20 || cp == 0x7f) {
+			o += sprintf(o, "\\x%02x", (unsigned char)*v);
+			w += 4;
+			v++;
+		} else if (cp >= 0x80 && cp < 0xa0) { /* C1 controls: U+009B is a CSI */
+			o += sprintf(o, "\\u%04x", cp);
+			w += 6;
+			v += n;
+		} else {
+			memcpy(o, v, n);
+			o += n;
+			v += n;
+			w += char_width(cp, utf8);
+		}
+	}
+	*o = '\0';
+	*width = w;
+	return out;
+}
+
+static int table_row(void *arg, int ncols, const char *const *names, const char *const *vals,
+                     const enum store_type *types)
 {
 	struct table *t = arg;
 	if (ncols > MAX_COLS)
 		ncols = MAX_COLS;
-	if (!t->ncols) {
+	if (!vals) {
 		t->ncols = ncols;
 		for (int i = 0; i < ncols; i++)
-			t->names[i] = strdup(names[i]);
+			if (!(t->names[i] = strdup(names[i])))
+				return t->nomem = true, 1;
+		return 0;
 	}
-	if (t->nrows >= MAX_ROWS) {
-		t->truncated = 1;
-		return 1;
+	if (t->limit && t->nrows >= t->limit) {
+		t->more++;
+		return 0;
 	}
-	for (int i = 0; i < ncols; i++)
-		t->cells[t->nrows][i] = vals[i] ? strdup(vals[i]) : NULL;
+	if (t->nrows == t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : 64;
+		struct cell *c = realloc(t->cells, cap * (size_t)ncols * sizeof(*c));
+		if (!c)
+			return t->nomem = true, 1;
+		t->cells = c;
+		t->cap = cap;
+	}
+	struct cell *row = t->cells + t->nrows * (size_t)ncols;
+	for (int i = 0; i < ncols; i++) {
+		row[i].type = vals[i] ? types[i] : STORE_NULL;
+		row[i].text = shown(vals[i] ? vals[i] : "-", t->utf8, &row[i].width);
+		if (!row[i].text) {
+			while (i--)
+				free(row[i].text);
+			return t->nomem = true, 1;
+		}
+	}
 	t->nrows++;
 	return 0;
 }
@@ -44,229 +234,248 @@ static void table_free(struct table *t)
 {
 	for (int i = 0; i < t->ncols; i++)
 		free(t->names[i]);
-	for (int r = 0; r < t->nrows; r++)
+	for (size_t r = 0; r < t->nrows; r++)
 		for (int i = 0; i < t->ncols; i++)
-			free(t->cells[r][i]);
+			free(t->cells[r * (size_t)t->ncols + i].text);
+	free(t->cells);
 }
 
-static int is_number(const char *s)
+static bool is_number(enum store_type type) { return type == STORE_INT || type == STORE_REAL; }
+
+/* Whether a column may be cut to fit a terminal: text, and no address. */
+static bool cuttable(const struct table *t, int col)
 {
-	if (!s || !*s)
-		return 0;
-	char *end;
-	strtod(s, &end);
-	return *end == '\0';
+	const char *n = t->names[col];
+	size_t len = strlen(n);
+	if ((len >= 3 && !strcmp(n + len - 3, "_ip")) || !strcmp(n, "ip"))
+		return false;
+	for (size_t r = 0; r < t->nrows; r++)
+		if (is_number(t->cells[r * (size_t)t->ncols + col].type))
+			return false;
+	return true;
 }
 
-static void print_json_string(const char *s)
+static void spaces(int n)
 {
-	putchar('"');
-	for (; *s; s++) {
-		unsigned char ch = (unsigned char)*s;
-		if (ch == '"' || ch == '\\')
-			printf("\\%c", ch);
-		else if (ch < 0x20)
-			printf("\\u%04x", ch);
-		else
-			putchar(ch);
-	}
-	putchar('"');
+	while (n-- > 0)
+		putchar(' ');
 }
 
-static void print_csv_field(const char *s)
+/* Prints c in w columns (padded unless last): whole when it fits, else its start, a marker
+ * and its end (a name's domain, a path's file), the end getting two thirds. */
+static void print_cut(const struct cell *c, int w, bool utf8, bool last)
 {
-	if (!s)
-		return;
-	if (strpbrk(s, ",\"\n")) {
-		putchar('"');
-		for (; *s; s++) {
-			if (*s == '"')
-				putchar('"');
-			putchar(*s);
-		}
-		putchar('"');
-	} else {
-		fputs(s, stdout);
-	}
-}
-
-static void print_table(const char *title, const struct table *t, enum fmt f, int *first_json)
-{
-	if (f == FMT_JSON) {
-		printf("%s\n  ", *first_json ? "" : ",");
-		*first_json = 0;
-		print_json_string(title);
-		printf(": [");
-		for (int r = 0; r < t->nrows; r++) {
-			printf("%s\n    {", r ? "," : "");
-			for (int i = 0; i < t->ncols; i++) {
-				printf("%s", i ? ", " : "");
-				print_json_string(t->names[i]);
-				printf(": ");
-				const char *v = t->cells[r][i];
-				if (!v)
-					printf("null");
-				else if (is_number(v))
-					printf("%s", v);
-				else
-					print_json_string(v);
-			}
-			printf("}");
-		}
-		printf("%s]", t->nrows ? "\n  " : "");
+	if (c->width <= w) {
+		fputs(c->text, stdout);
+		if (!last)
+			spaces(w - c->width);
 		return;
 	}
-	if (f == FMT_CSV) {
-		printf("# %s\n", title);
-		for (int i = 0; i < t->ncols; i++) {
-			if (i)
-				putchar(',');
-			print_csv_field(t->names[i]);
-		}
-		putchar('\n');
-		for (int r = 0; r < t->nrows; r++) {
-			for (int i = 0; i < t->ncols; i++) {
-				if (i)
-					putchar(',');
-				print_csv_field(t->cells[r][i]);
-			}
-			putchar('\n');
-		}
-		putchar('\n');
-		return;
-	}
-	int w[MAX_COLS];
-	for (int i = 0; i < t->ncols; i++) {
-		w[i] = (int)strlen(t->names[i]);
-		for (int r = 0; r < t->nrows; r++) {
-			int l = t->cells[r][i] ? (int)strlen(t->cells[r][i]) : 1;
-			if (l > w[i])
-				w[i] = l;
-		}
-		if (w[i] > 30)
-			w[i] = 30;
-	}
-	/* tables fit 80 columns: narrow the widest column until they do; long cells keep their
-	 * tail (an address's end, a name's domain) */
-	for (;;) {
-		int total = 0, widest = 0;
-		for (int i = 0; i < t->ncols; i++) {
-			total += w[i] + 2;
-			if (w[i] > w[widest])
-				widest = i;
-		}
-		if (total <= 80 || w[widest] <= 8)
+	const char *mark = utf8 ? "\u2026" : "...";
+	int mw = utf8 ? 1 : 3;
+	int head = (w - mw) / 3, tail = w - mw - head, used = 0;
+	const char *p = c->text, *tail_at = NULL;
+	/* the head: whole characters up to head columns */
+	while (*p) {
+		unsigned cp;
+		size_t n = json_utf8_char(p, &cp); /* shown text is valid UTF-8 */
+		int cw = char_width(cp, utf8);
+		if (!n || used + cw > head)
 			break;
-		w[widest]--;
+		fwrite(p, 1, n, stdout);
+		used += cw;
+		p += n;
 	}
-	printf("%s\n", title);
+	fputs(mark, stdout);
+	used += mw;
+	/* the tail: the shortest suffix after the head that fits tail columns */
+	int left = c->width - (used - mw);
+	while (*p) {
+		if (left <= tail) {
+			tail_at = p;
+			break;
+		}
+		unsigned cp;
+		size_t n = json_utf8_char(p, &cp);
+		if (!n)
+			break;
+		left -= char_width(cp, utf8);
+		p += n;
+	}
+	if (tail_at) {
+		fputs(tail_at, stdout);
+		used += left;
+	}
+	if (!last)
+		spaces(w - used);
+}
+
+static void print_table(const struct section *sec, const struct table *t, const struct term *term)
+{
+	printf("%s\n", sec->title);
 	if (!t->nrows) {
 		printf("  (none)\n\n");
 		return;
 	}
-	for (int i = 0; i < t->ncols; i++)
-		printf("  %-*s", i == t->ncols - 1 ? 0 : w[i], t->names[i]);
+	int w[MAX_COLS], minw[MAX_COLS], total = 0;
+	bool cut[MAX_COLS], numeric[MAX_COLS];
+	for (int i = 0; i < t->ncols; i++) {
+		w[i] = minw[i] = (int)strlen(column_title(t->names[i]));
+		numeric[i] = false;
+		for (size_t r = 0; r < t->nrows; r++) {
+			const struct cell *c = &t->cells[r * (size_t)t->ncols + i];
+			if (c->width > w[i])
+				w[i] = c->width;
+			numeric[i] = numeric[i] || is_number(c->type);
+		}
+		cut[i] = cuttable(t, i);
+		if (minw[i] < MIN_CUT)
+			minw[i] = MIN_CUT;
+		total += 2 + w[i];
+	}
+	/* on a terminal: narrow the widest name column until the table fits; addresses and
+	 * numbers keep their width. A table that cannot fit so is shown whole (the terminal
+	 * wraps its lines either way, and a cut would lose more than it gains). */
+	int fitted[MAX_COLS], need = total;
+	memcpy(fitted, w, sizeof(w));
+	while (term->cols && need > term->cols) {
+		int widest = -1;
+		for (int i = 0; i < t->ncols; i++)
+			if (cut[i] && fitted[i] > minw[i] && (widest < 0 || fitted[i] > fitted[widest]))
+				widest = i;
+		if (widest < 0)
+			break;
+		fitted[widest]--;
+		need--;
+	}
+	if (need <= term->cols)
+		memcpy(w, fitted, sizeof(w));
+	for (int i = 0; i < t->ncols; i++) {
+		const char *title = column_title(t->names[i]);
+		bool last = i == t->ncols - 1;
+		int pad = w[i] - (int)strlen(title);
+		printf("  ");
+		if (numeric[i])
+			spaces(pad);
+		fputs(title, stdout);
+		if (!numeric[i] && !last)
+			spaces(pad);
+	}
 	putchar('\n');
-	for (int r = 0; r < t->nrows; r++) {
+	for (size_t r = 0; r < t->nrows; r++) {
 		for (int i = 0; i < t->ncols; i++) {
-			const char *v = t->cells[r][i] ? t->cells[r][i] : "-";
-			size_t l = strlen(v);
-			if (l > (size_t)w[i]) {
-				printf("  ...%s", v + l - (size_t)(w[i] - 3));
-				continue;
+			const struct cell *c = &t->cells[r * (size_t)t->ncols + i];
+			bool last = i == t->ncols - 1;
+			printf("  ");
+			if (numeric[i]) {
+				spaces(w[i] - c->width);
+				fputs(c->text, stdout);
+			} else {
+				print_cut(c, w[i], term->utf8, last);
 			}
-			if (is_number(v))
-				printf("  %*.*s", w[i], w[i], v);
-			else
-				printf("  %-*.*s", i == t->ncols - 1 ? 0 : w[i], w[i], v);
 		}
 		putchar('\n');
 	}
-	if (t->truncated)
-		printf("  ... (first %d rows)\n", MAX_ROWS);
+	if (t->more)
+		printf("  %s %llu more row%s (--limit 0 for all)\n", term->utf8 ? "\u2026" : "...",
+		       t->more, t->more == 1 ? "" : "s");
 	putchar('\n');
 }
 
-struct section {
-	const char *title;
-	const char *sql;
+/* ---- CSV (RFC 4180) and JSON (RFC 8259): every row, printed as it comes --------------------- */
+
+struct stream {
+	enum fmt fmt;
+	unsigned long long rows;
 };
 
-static const struct section summary_sections[] = {
-	{ "Runs",
-	  "SELECT probe, id AS run, status, source, packets, tcp_packets AS tcp, "
-	  "decode_errors AS errors, flows, evicted FROM runs ORDER BY probe, id" },
-	{ "Handshakes",
-	  "SELECT handshake, count(*) AS flows, "
-	  "round(100.0 * count(*) / (SELECT count(*) FROM flows), 1) AS pct "
-	  "FROM flows GROUP BY handshake ORDER BY flows DESC" },
-	{ "Receiver classes (SYN window)",
-	  "SELECT side, rwnd_class, flows FROM rwnd_classes ORDER BY side, flows DESC" },
-	{ "Server initial windows (first flight of each server)",
-	  "SELECT iw_class, iw_limit AS why, coalesce(iw_std, '') AS standard, flows "
-	  "FROM iw_classes ORDER BY iw_limit <> 'cwnd', "
-	  "CAST(ltrim(iw_class, '>=IW') AS INTEGER), iw_class" },
-	{ "Client first flights",
-	  "SELECT c_iw_class AS iw_class, c_iw_limit AS why, count(*) AS flows FROM flows "
-	  "WHERE c_iw_class IS NOT NULL GROUP BY c_iw_class, c_iw_limit "
-	  "ORDER BY c_iw_limit <> 'cwnd', CAST(ltrim(c_iw_class, '>=IW') AS INTEGER)" },
-	{ "Why first flights stopped",
-	  "SELECT 'server' AS sender, s_iw_limit AS why, count(*) AS flows FROM flows "
-	  "WHERE s_iw_limit IS NOT NULL GROUP BY s_iw_limit UNION ALL "
-	  "SELECT 'client', c_iw_limit, count(*) FROM flows WHERE c_iw_limit IS NOT NULL "
-	  "GROUP BY c_iw_limit ORDER BY 1 DESC, 3 DESC" },
-	{ "Evidence behind the server verdicts",
-	  "SELECT s_iw_limit AS why, s_iw_end AS end_by, coalesce(s_iw_next, '') AS next, "
-	  "count(*) AS flows, CAST(sum(s_iw_pause_us) AS BIGINT) / nullif(count(s_iw_pause_us), 0) / 1000 "
-	  "AS pause_ms FROM flows "
-	  "WHERE s_iw_limit IS NOT NULL AND s_iw_limit <> 'none' GROUP BY 1, 2, 3 "
-	  "ORDER BY s_iw_limit <> 'cwnd', 4 DESC" },
-	{ "Servers whose flows disagree",
-	  "SELECT server_ip, server_port, exact_flows, iw_min, iw_max, lower_bound "
-	  "FROM server_iw WHERE disagree = 1 ORDER BY flows DESC, server_ip, server_port LIMIT 20" },
-	{ "Frames not analysed",
-	  "SELECT reason, sum(packets) AS packets FROM run_decode GROUP BY reason "
-	  "ORDER BY packets DESC" },
-};
+/* A field quoted when it holds a comma, a quote, CR or LF (quotes doubled), is empty text
+ * (NULL is an empty field, '' is ""), or starts with '#' (the heading of a table). */
+static void csv_field(const char *s)
+{
+	if (!s)
+		return;
+	if (*s && *s != '#' && !strpbrk(s, ",\"\r\n")) {
+		fputs(s, stdout);
+		return;
+	}
+	putchar('"');
+	for (; *s; s++) {
+		if (*s == '"')
+			putchar('"');
+		putchar(*s);
+	}
+	putchar('"');
+}
 
-static const struct section server_sections[] = {
-	{ "Servers: initial window verdicts",
-	  "SELECT server_ip, server_port AS port, flows, exact_flows AS exact, iw, "
-	  "lower_bound AS lb, iw_std AS standard, disagree AS split, "
-	  "coalesce(app_proto, '') AS app, coalesce(server_name, '') AS name "
-	  "FROM server_iw ORDER BY flows DESC, server_ip LIMIT 100" },
-};
+static int stream_row(void *arg, int ncols, const char *const *names, const char *const *vals,
+                      const enum store_type *types)
+{
+	struct stream *st = arg;
+	if (st->fmt == FMT_CSV) {
+		const char *const *v = vals ? vals : names; /* the header line first */
+		for (int i = 0; i < ncols; i++) {
+			if (i)
+				putchar(',');
+			csv_field(v[i]);
+		}
+		fputs("\r\n", stdout);
+		return 0;
+	}
+	if (!vals)
+		return 0;
+	printf("%s\n    {", st->rows++ ? "," : "");
+	for (int i = 0; i < ncols; i++) {
+		if (i)
+			fputs(", ", stdout);
+		json_string(stdout, names[i]);
+		fputs(": ", stdout);
+		if (!vals[i] || types[i] == STORE_NULL)
+			fputs("null", stdout);
+		else if (is_number(types[i]))
+			fputs(json_number_ok(vals[i]) ? vals[i] : "null", stdout); /* NaN, Infinity */
+		else
+			json_string(stdout, vals[i]);
+	}
+	putchar('}');
+	return 0;
+}
 
-static const struct section app_sections[] = {
-	{ "Server initial windows by application",
-	  "SELECT app_proto AS app, iw_class, iw_limit AS why, flows, servers FROM iw_by_app "
-	  "ORDER BY 1, iw_limit <> 'cwnd', flows DESC, 2" },
-	{ "Server initial windows by server name",
-	  "SELECT server_name, iw_class, iw_limit AS why, flows FROM iw_by_name "
-	  "ORDER BY flows DESC, 1 LIMIT 50" },
-	{ "Receiver classes by application",
-	  "SELECT app_proto AS app, rwnd_class, flows FROM rwnd_by_app ORDER BY 1, flows DESC" },
-};
-
-static const struct section rwnd_sections[] = {
-	{ "Receiver classes by SYN window",
-	  "SELECT 'client' AS side, c_rwnd_class AS class, c_syn_win AS syn_win, c_mss AS mss, "
-	  "count(*) AS flows FROM flows WHERE c_rwnd_class IS NOT NULL GROUP BY 2, 3, 4 "
-	  "UNION ALL SELECT 'server', s_rwnd_class, s_syn_win, s_mss, count(*) FROM flows "
-	  "WHERE s_rwnd_class IS NOT NULL GROUP BY 2, 3, 4 ORDER BY 1, 5 DESC" },
-};
-
-static const struct section standard_sections[] = {
-	{ "Exact server IWs by standard",
-	  "SELECT coalesce(s_iw_std, '') AS standard, s_iw_class AS iw_class, count(*) AS flows, "
-	  "count(DISTINCT server_ip) AS servers FROM flows WHERE s_iw_limit = 'cwnd' "
-	  "GROUP BY 1, 2 ORDER BY 3 DESC" },
-};
+/* ---- the command ----------------------------------------------------------------------------- */
 
 static void usage(FILE *out)
 {
 	fprintf(out, "usage: iwscope report DB|postgresql://... [--format table|csv|json]\n"
-	             "                      [--by server|app|rwnd|standard]\n");
+	             "                      [--by server|app|rwnd|standard] [--limit N]\n"
+	             "Tables show at most 100 rows each (server names 50, disagreeing servers 20),\n"
+	             "and say how many they left out; --limit N shows N (0 = all). Into a pipe or\n"
+	             "a file, tables hold whole values; on a terminal long names are cut to fit.\n"
+	             "CSV and JSON always hold every row, whole.\n");
+}
+
+static struct term term_of_stdout(void)
+{
+	struct term t = { 0, false };
+	setlocale(LC_CTYPE, "");
+	t.utf8 = !strcmp(nl_langinfo(CODESET), "UTF-8");
+	if (!isatty(STDOUT_FILENO))
+		return t;
+	struct winsize ws;
+	const char *env = getenv("COLUMNS");
+	if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+		t.cols = ws.ws_col;
+	else if (env && atoi(env) > 0)
+		t.cols = atoi(env);
+	else
+		t.cols = 80;
+	return t;
+}
+
+static int usage_error(const char *what, const char *arg)
+{
+	fprintf(stderr, "iwscope report: %s%s%s%s; see --help\n", what, arg ? " \"" : "",
+	        arg ? arg : "", arg ? "\"" : "");
+	return 1;
 }
 
 int report_main(int argc, char **argv)
@@ -274,15 +483,18 @@ int report_main(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "format", required_argument, NULL, 'f' },
 		{ "by", required_argument, NULL, 'b' },
+		{ "limit", required_argument, NULL, 'n' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	enum fmt f = FMT_TABLE;
 	const struct section *secs = summary_sections;
 	size_t nsecs = sizeof(summary_sections) / sizeof(summary_sections[0]);
+	long limit = -1; /* -1: each table's own */
 	int c;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "f:b:h", longopts, NULL)) != -1) {
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":f:b:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'f':
 			if (!strcmp(optarg, "table"))
@@ -291,10 +503,8 @@ int report_main(int argc, char **argv)
 				f = FMT_CSV;
 			else if (!strcmp(optarg, "json"))
 				f = FMT_JSON;
-			else {
-				fprintf(stderr, "iwscope report: unknown format \"%s\"\n", optarg);
-				return 1;
-			}
+			else
+				return usage_error("unknown format", optarg);
 			break;
 		case 'b':
 #define BY(name, arr)                                               \
@@ -308,45 +518,72 @@ int report_main(int argc, char **argv)
 			BY("rwnd", rwnd_sections)
 			BY("standard", standard_sections)
 #undef BY
-			fprintf(stderr, "iwscope report: unknown grouping \"%s\"\n", optarg);
-			return 1;
+			return usage_error("unknown grouping", optarg);
+		case 'n': {
+			char *end;
+			errno = 0;
+			limit = strtol(optarg, &end, 10);
+			if (errno || end == optarg || *end || limit < 0 || limit > INT_MAX)
+				return usage_error("--limit wants a number of rows (0 = all), not", optarg);
+			break;
+		}
 		case 'h':
 			usage(stdout);
 			return 0;
+		case ':':
+			return usage_error("missing value for", argv[optind - 1]);
 		default:
-			usage(stderr);
-			return 1;
+			return usage_error("unknown option", argv[optind - 1]);
 		}
 	}
-	if (optind != argc - 1) {
-		usage(stderr);
-		return 1;
-	}
+	if (optind != argc - 1)
+		return usage_error(optind < argc ? "one database only, not also" : "no database given",
+		                   optind < argc ? argv[optind + 1] : NULL);
 	char err[1100];
 	dbread *s = dbread_open(argv[optind], err, sizeof(err));
 	if (!s) {
 		fprintf(stderr, "iwscope: %s\n", err);
 		return 2;
 	}
-	int rc = 0, first_json = 1;
+	struct term term = term_of_stdout();
+	int rc = 0;
 	if (f == FMT_JSON)
 		printf("{");
-	for (size_t i = 0; i < nsecs; i++) {
-		struct table *t = calloc(1, sizeof(*t));
-		if (!t || dbread_query(s, secs[i].sql, collect, t) != 0) {
-			fprintf(stderr, "iwscope: %s\n", t ? dbread_error(s) : "out of memory");
-			if (t)
-				table_free(t);
-			free(t);
-			rc = 2;
-			break;
+	for (size_t i = 0; i < nsecs && rc == 0; i++) {
+		if (f == FMT_TABLE) {
+			struct table t = { .limit = limit >= 0 ? (size_t)limit : (size_t)secs[i].rows,
+			                   .utf8 = term.utf8 };
+			if (dbread_query(s, secs[i].sql, table_row, &t) != 0 || t.nomem) {
+				fprintf(stderr, "iwscope: %s\n", t.nomem ? "out of memory" : dbread_error(s));
+				rc = 2;
+			} else {
+				print_table(&secs[i], &t, &term);
+			}
+			table_free(&t);
+			continue;
 		}
-		print_table(secs[i].title, t, f, &first_json);
-		table_free(t);
-		free(t);
+		struct stream st = { f, 0 };
+		if (f == FMT_JSON) {
+			printf("%s\n  ", i ? "," : "");
+			json_string(stdout, secs[i].key);
+			printf(": [");
+		} else if (nsecs > 1) {
+			printf("%s# %s\r\n", i ? "\r\n" : "", secs[i].key);
+		}
+		if (dbread_query(s, secs[i].sql, stream_row, &st) != 0) {
+			fflush(stdout);
+			fprintf(stderr, "iwscope: %s\n", dbread_error(s));
+			rc = 2;
+		}
+		if (f == FMT_JSON)
+			printf("%s]", st.rows ? "\n  " : "");
 	}
 	if (f == FMT_JSON)
 		printf("\n}\n");
 	dbread_close(s);
+	if ((fflush(stdout) != 0 || ferror(stdout)) && rc == 0) {
+		fprintf(stderr, "iwscope: standard output: %s\n", strerror(errno ? errno : EIO));
+		rc = 2;
+	}
 	return rc;
 }

@@ -103,3 +103,78 @@ fail:
 	free(buf);
 	return NULL;
 }
+
+/* The columns migrations add to one table, for schema_read_as_upgraded_sql. */
+struct added {
+	char table[64];
+	char cols[1024]; /* ", NULL AS a, NULL AS b" */
+};
+
+char *schema_read_as_upgraded_sql(int from)
+{
+	if (from < SCHEMA_OLDEST || from >= SCHEMA_VERSION)
+		return NULL;
+	struct added add[8];
+	size_t nadd = 0;
+	for (int v = from + 1; v <= SCHEMA_VERSION; v++) {
+		size_t n;
+		const char *m = migration(v, &n), *end = m ? m + n : NULL;
+		if (!m)
+			return NULL;
+		/* line by line: comments and blank lines, else "ALTER TABLE t ADD COLUMN c TYPE;" */
+		for (const char *line = m; line < end;) {
+			const char *eol = memchr(line, '\n', (size_t)(end - line));
+			size_t len = eol ? (size_t)(eol - line) : (size_t)(end - line);
+			char t[64], c[64], type[64];
+			char buf[256];
+			if (len >= sizeof(buf))
+				return NULL;
+			memcpy(buf, line, len);
+			buf[len] = '\0';
+			line += len + 1;
+			if (buf[strspn(buf, " \t")] == '\0' || !strncmp(buf, "--", 2))
+				continue;
+			/* one word of type and nothing after it: a DEFAULT would not be NULL */
+			int at = -1;
+			if (sscanf(buf, "ALTER TABLE %63[a-z_] ADD COLUMN %63[a-z_0-9] %63[A-Z]%n", t, c,
+			           type, &at) != 3 || at < 0 || strcmp(buf + at, ";"))
+				return NULL; /* not a column added: only an upgrade reads it right */
+			size_t i;
+			for (i = 0; i < nadd && strcmp(add[i].table, t); i++)
+				;
+			if (i == nadd) {
+				if (nadd == sizeof(add) / sizeof(add[0]))
+					return NULL;
+				snprintf(add[nadd].table, sizeof(add[nadd].table), "%s", t);
+				add[nadd++].cols[0] = '\0';
+			}
+			size_t used = strlen(add[i].cols);
+			int w = snprintf(add[i].cols + used, sizeof(add[i].cols) - used, ", NULL AS %s", c);
+			if (w < 0 || (size_t)w >= sizeof(add[i].cols) - used)
+				return NULL;
+		}
+	}
+	char *buf = NULL;
+	size_t used = 0, cap = 0;
+	for (size_t i = 0; i < nadd; i++) {
+		char view[1200];
+		int w = snprintf(view, sizeof(view), "CREATE TEMP VIEW %s AS SELECT *%s FROM main.%s;\n",
+		                 add[i].table, add[i].cols, add[i].table);
+		if (w < 0 || (size_t)w >= sizeof(view) || append(&buf, &used, &cap, view, (size_t)w) != 0)
+			goto fail;
+	}
+	/* schema/views.sql with each view made TEMP: they read the tables above, not the file's */
+	static const char lead[] = "CREATE VIEW ";
+	const char *p = schema_views_sql;
+	for (const char *q; (q = strstr(p, lead)); p = q + sizeof(lead) - 1) {
+		if (append(&buf, &used, &cap, p, (size_t)(q - p)) != 0 ||
+		    append(&buf, &used, &cap, "CREATE TEMP VIEW ", 17) != 0)
+			goto fail;
+	}
+	if (append(&buf, &used, &cap, p, strlen(p)) != 0)
+		goto fail;
+	return buf;
+fail:
+	free(buf);
+	return NULL;
+}

@@ -12,6 +12,7 @@
 #include <strings.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <sqlite3.h>
 
@@ -37,6 +38,7 @@ struct store {
 	                          * meanwhile rows are plain inserts, without the foreign key's
 	                          * check */
 	bool rollback_journal;   /* that load runs in rollback-journal mode, WAL again after it */
+	bool read_as_upgraded;   /* a read of an older schema through TEMP views (read-only file) */
 	struct timespec last_commit;
 	int64_t replaced_runs, replaced_flows; /* --replace: what the run took the place of */
 };
@@ -333,6 +335,79 @@ store *store_open(const char *path, char *err, size_t errlen)
 	return s;
 }
 
+/* "file:PATH?immutable=1": path as an SQLite URI (RFC 3986 escapes) that reads the file as
+ * one nothing writes meanwhile: no locks, no -shm file. Malloc'd, NULL when out of memory. */
+static char *immutable_uri(const char *path)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	size_t n = strlen(path);
+	char *uri = malloc(n * 3 + 32), *o = uri;
+	if (!uri)
+		return NULL;
+	o += sprintf(o, "file:%s", path[0] == '/' ? "//" : ""); /* an empty authority */
+	for (const unsigned char *p = (const unsigned char *)path; *p; p++) {
+		if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+		    strchr("/-._~", *p)) {
+			*o++ = (char)*p;
+		} else {
+			*o++ = '%';
+			*o++ = hex[*p >> 4];
+			*o++ = hex[*p & 15];
+		}
+	}
+	strcpy(o, "?immutable=1");
+	return uri;
+}
+
+/* Opens path for reading only, or (immutable) as a file nothing changes while it is read.
+ * 0, or -1 with s->err. */
+static int open_read_only(store *s, const char *path, bool immutable)
+{
+	char *uri = immutable ? immutable_uri(path) : NULL;
+	if (immutable && !uri) {
+		snprintf(s->err, sizeof(s->err), "%s: out of memory", path);
+		return -1;
+	}
+	int rc = sqlite3_open_v2(uri ? uri : path, &s->db,
+	                         SQLITE_OPEN_READONLY | (uri ? SQLITE_OPEN_URI : 0), NULL);
+	free(uri);
+	if (rc != SQLITE_OK) {
+		set_err(s, "cannot open");
+		return -1;
+	}
+	sqlite3_extended_result_codes(s->db, 1);
+	sqlite3_busy_timeout(s->db, STORE_BUSY_MS);
+	return 0;
+}
+
+/* The journal beside path that holds what the file alone does not (a write-ahead log with
+ * frames, a hot rollback journal): "-wal", "-journal", or NULL when there is none. */
+static const char *pending_journal(const char *path)
+{
+	static const char *const suffix[] = { "-wal", "-journal" };
+	for (size_t i = 0; i < 2; i++) {
+		char j[4200];
+		struct stat st;
+		snprintf(j, sizeof(j), "%s%s", path, suffix[i]);
+		if (stat(j, &st) == 0 && st.st_size > 0)
+			return suffix[i];
+	}
+	return NULL;
+}
+
+/* Whether this process may write path and make files beside it (an upgrade's journal). */
+static bool writable(const char *path)
+{
+	char dir[4096];
+	snprintf(dir, sizeof(dir), "%s", path);
+	char *slash = strrchr(dir, '/');
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else
+		slash[slash == dir] = '\0'; /* "/x.db": the root */
+	return access(path, W_OK) == 0 && access(dir, W_OK) == 0;
+}
+
 store *store_open_read(const char *path, char *err, size_t errlen)
 {
 	sqlite_setup();
@@ -341,16 +416,50 @@ store *store_open_read(const char *path, char *err, size_t errlen)
 		snprintf(err, errlen, "%s: out of memory", path);
 		return NULL;
 	}
-	if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
-		set_err(s, "cannot open");
-		return fail_open(s, err, errlen);
-	}
-	sqlite3_busy_timeout(s->db, STORE_BUSY_MS);
 	bool fresh;
 	int64_t ver;
-	if (check_identity(s, &fresh, &ver) != 0)
+	if (open_read_only(s, path, false) != 0)
 		return fail_open(s, err, errlen);
-	if (!fresh && ver < SCHEMA_VERSION) {
+	if (check_identity(s, &fresh, &ver) != 0) {
+		/* A WAL database where SQLite cannot make the -shm file it reads through: a
+		 * read-only file system (SQLITE_CANTOPEN) or folder (SQLITE_READONLY_DIRECTORY).
+		 * When no journal holds anything, the file alone is the whole database and is read
+		 * as it is; else rows would be missing (or half-written ones read), and that is said. */
+		int code = sqlite3_extended_errcode(s->db) & 0xff;
+		const char *journal;
+		if (code != SQLITE_CANTOPEN && code != SQLITE_READONLY)
+			return fail_open(s, err, errlen);
+		if ((journal = pending_journal(path))) {
+			snprintf(s->err, sizeof(s->err), "%s: %s, which it cannot read here without writing "
+			         "(a read-only file system or folder); open it once where it can be written",
+			         path, !strcmp(journal, "-wal") ? "rows are still in its write-ahead log (-wal)"
+			                                       : "an interrupted write left a -journal");
+			return fail_open(s, err, errlen);
+		}
+		sqlite3_close(s->db);
+		s->db = NULL;
+		if (open_read_only(s, path, true) != 0 || check_identity(s, &fresh, &ver) != 0)
+			return fail_open(s, err, errlen);
+	}
+	if (fresh) {
+		snprintf(s->err, sizeof(s->err), "%s: not an iwscope database (empty)", path);
+		return fail_open(s, err, errlen);
+	}
+	if (ver < SCHEMA_VERSION && !writable(path)) {
+		/* an older schema that cannot be upgraded here: read as if it were, unchanged */
+		char *sql = schema_read_as_upgraded_sql((int)ver);
+		if (!sql) {
+			snprintf(s->err, sizeof(s->err), "%s: iwscope schema version %lld must be upgraded to "
+			         "%d once, which needs write access to the file", path, (long long)ver,
+			         SCHEMA_VERSION);
+			return fail_open(s, err, errlen);
+		}
+		int rc = exec(s, sql, "cannot read the older schema");
+		free(sql);
+		if (rc != 0)
+			return fail_open(s, err, errlen);
+		s->read_as_upgraded = true;
+	} else if (ver < SCHEMA_VERSION) {
 		/* an older schema: upgraded once through a writing connection, then read as usual */
 		sqlite3_close(s->db);
 		s->db = NULL;
@@ -361,15 +470,8 @@ store *store_open_read(const char *path, char *err, size_t errlen)
 			return fail_open(s, err, errlen);
 		}
 		store_close(w);
-		if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
-			set_err(s, "cannot open");
+		if (open_read_only(s, path, false) != 0)
 			return fail_open(s, err, errlen);
-		}
-		sqlite3_busy_timeout(s->db, STORE_BUSY_MS);
-	}
-	if (fresh) {
-		snprintf(s->err, sizeof(s->err), "%s: not an iwscope database (empty)", path);
-		return fail_open(s, err, errlen);
 	}
 	return s;
 }
@@ -705,16 +807,27 @@ int store_query1(store *s, const char *sql, const char *param, store_row_fn row,
 		sqlite3_bind_text(st, 1, param, -1, SQLITE_TRANSIENT);
 	int n = sqlite3_column_count(st);
 	const char *names[64], *vals[64];
+	enum store_type types[64];
 	if (n > 64)
 		n = 64;
 	for (int i = 0; i < n; i++)
 		names[i] = sqlite3_column_name(st, i);
-	int rc;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		for (int i = 0; i < n; i++)
-			vals[i] = (const char *)sqlite3_column_text(st, i);
-		if (row(arg, n, names, vals) != 0)
-			break;
+	int rc = SQLITE_DONE;
+	if (row(arg, n, names, NULL, NULL) == 0) {
+		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+			for (int i = 0; i < n; i++) {
+				/* the value's own type: a text column's '0x1F' stays text */
+				switch (sqlite3_column_type(st, i)) {
+				case SQLITE_INTEGER: types[i] = STORE_INT; break;
+				case SQLITE_FLOAT: types[i] = STORE_REAL; break;
+				case SQLITE_NULL: types[i] = STORE_NULL; break;
+				default: types[i] = STORE_TEXT; break;
+				}
+				vals[i] = (const char *)sqlite3_column_text(st, i);
+			}
+			if (row(arg, n, names, vals, types) != 0)
+				break;
+		}
 	}
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
 		set_err(s, "query failed");
@@ -944,7 +1057,13 @@ int store_merge(store *dst, const char *src, struct store_merge_stats *ms)
 		memcpy(dst->err, err, sizeof(err));
 		return -1;
 	}
+	bool old = probe->read_as_upgraded; /* the merge below reads the file's own tables */
 	store_close(probe);
+	if (old) {
+		snprintf(dst->err, sizeof(dst->err), "%s: an older iwscope schema, which must be upgraded "
+		         "once (with write access to it) before it can be merged", src);
+		return -1;
+	}
 	dst->err[0] = '\0';
 	if (commit(dst) != 0)
 		return -1;

@@ -1,0 +1,412 @@
+# Tests of `iwscope report` and `iwscope plot` output (issue 22, "Output a user can trust"):
+# whole values and row limits (2), valid JSON and CSV whatever the wire says (3), read-only
+# databases (5). Exec'd by tests/run.py with its globals (test, run, rows, analyse, eq, ...).
+import csv
+import io
+
+SERVER_COLS = ["server_ip", "server_port", "flows", "exact_flows", "iw", "lower_bound", "iw_std",
+               "disagree", "app_proto", "server_name"]
+
+
+def strict_json(text, what):
+    """json.loads that also refuses NaN and Infinity (Python takes them, JSON does not)."""
+    def refuse(c):
+        raise AssertionError("%s: %s is not JSON" % (what, c))
+    try:
+        return json.loads(text, parse_constant=refuse)
+    except ValueError as e:
+        raise AssertionError("%s: not JSON: %s\n%s" % (what, e, text[:2000]))
+
+
+def jq_accepts(text, what):
+    if shutil.which("jq"):
+        r = subprocess.run(["jq", "-e", "."], input=text.encode(), stdout=subprocess.DEVNULL,
+                           stderr=subprocess.PIPE)
+        eq(r.returncode, 0, "%s: jq: %s" % (what, r.stderr.decode(errors="replace").strip()))
+
+
+def run_bytes(args, binary, env_extra=None):
+    """Like run(), but standard output as bytes (the test reads the exact encoding)."""
+    r = subprocess.run([binary] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       env=dict(ENV, **(env_extra or {})))
+    err = r.stderr.decode(errors="replace")
+    if "Sanitizer" in err or "runtime error:" in err:
+        raise AssertionError("sanitizer report:\n" + err[-3000:])
+    return r.returncode, r.stdout, err
+
+
+def on_terminal(binary, args, cols=80):
+    """Runs binary on a pseudo-terminal cols wide (UTF-8 locale); its output as text."""
+    import fcntl
+    import pty
+    import struct
+    import termios
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 50, cols, 0, 0))
+    p = subprocess.Popen([binary] + args, stdin=subprocess.DEVNULL, stdout=slave, stderr=slave,
+                         env=dict(ENV, LANG="C.UTF-8", LC_ALL="C.UTF-8"))
+    os.close(slave)
+    out = b""
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # EIO once the child has closed its side
+            break
+        if not chunk:
+            break
+        out += chunk
+    os.close(master)
+    eq(p.wait(timeout=120), 0, "exit on a terminal")
+    text = out.decode().replace("\r\n", "\n")
+    if "Sanitizer" in text or "runtime error:" in text:
+        raise AssertionError("sanitizer report:\n" + text[-3000:])
+    return text
+
+
+def add_servers(db, servers):
+    """Copies the database's first flow once per (server_ip, server_name, server_port)."""
+    con = sqlite3.connect(db)
+    con.row_factory = sqlite3.Row
+    proto = dict(con.execute("SELECT * FROM flows ORDER BY ts_us LIMIT 1").fetchone())
+    cols = list(proto)
+    for i, (ip, name, port) in enumerate(servers):
+        r = dict(proto, server_ip=ip, server_name=name, server_port=port,
+                 flow_key=proto["flow_key"] + 1000 + i)
+        con.execute("INSERT INTO flows (%s) VALUES (%s)" % (",".join(cols), ",".join("?" * len(cols))),
+                    [r[c] for c in cols])
+    con.commit()
+    con.close()
+
+
+def table_lines(out, title):
+    """The data lines of one table of a report (after its heading and column titles)."""
+    lines = out.split("\n")
+    i = lines.index(title)
+    body = []
+    for line in lines[i + 2:]:
+        if not line:
+            break
+        body.append(line)
+    return body
+
+
+# ---------------------------------------------------------------------------------------------
+# Item 2: whole values into a pipe, the least useful part cut on a terminal, no hidden limits
+
+@test("report-whole-values-and-row-limits", ("release", "asan"))
+def t_report_whole(binary, tmp):
+    db = analyse(binary, [truth_pcap("iw10.mid")], tmp, ["--no-dpi"])
+    # five IPv6 servers alike but in the middle (two flows each: they come first), then 132
+    # IPv4 servers with long names, after the capture's own server (four flows)
+    v6 = ["2001:db8:1111:2222:3333:4444:5555:%x" % (0x2001 + i) for i in range(5)]
+    servers = [(ip, "origin-%d.ipv6-only-service.example.org" % i, 443) for i, ip in enumerate(v6)] * 2
+    servers += [("198.51.%d.%d" % (100 + i // 200, i % 200 + 1),
+                 "edge-%03d.very-long-customer-name.eu-west-3.cdn.example.net" % i, 443) for i in range(132)]
+    add_servers(db, servers)
+    eq(rows(db, "SELECT count(*) AS n FROM server_iw")[0]["n"], 138, "servers in the database")
+    names = rows(db, "SELECT count(*) AS n FROM iw_by_name")[0]["n"]
+    assert names >= 137, names
+
+    # into a pipe: every value whole, 100 rows and a line saying what was left out
+    _, out, _ = run(["report", db, "--by", "server"], binary, 0)
+    for ip in v6:
+        assert "  %s  " % ip in out, "IPv6 address cut: %s\n%s" % (ip, out[:3000])
+    shown = table_lines(out, "Servers: initial window verdicts")
+    eq(len(shown), 101, "100 rows and the line about the rest")
+    eq(shown[-1].split(None, 1)[1], "38 more rows (--limit 0 for all)", "rows left out")
+    assert shown[-1].strip()[0] in "\u2026.", shown[-1]
+    for line in shown[:-1]:
+        assert line.split()[-1].endswith((".example.net", ".example.org", "-")), line
+    whole = [l for l in shown if "very-long-customer-name.eu-west-3.cdn.example.net" in l]
+    eq(len(whole), 100 - 6, "long names shown whole")
+    pipe_rows = {l.split()[0]: l.split() for l in shown[:-1]}
+    _, summary, _ = run(["report", db], binary, 0)
+    assert "  " + truth_pcap("iw10.mid") + "  " in summary, "source cut:\n" + summary[:1500]
+
+    # --limit: N rows (0 = all); a bad value is one line and exit 1
+    _, out, _ = run(["report", db, "--by", "server", "--limit", "0"], binary, 0)
+    shown = table_lines(out, "Servers: initial window verdicts")
+    eq(len(shown), 138, "--limit 0 shows every row")
+    assert "more row" not in out, out[-500:]
+    _, out, _ = run(["report", db, "--by", "server", "--limit", "5"], binary, 0)
+    shown = table_lines(out, "Servers: initial window verdicts")
+    eq(len(shown), 6, "--limit 5")
+    eq(shown[-1].split(None, 1)[1], "133 more rows (--limit 0 for all)", "--limit 5 leaves out")
+    _, out, _ = run(["report", db, "--by", "app"], binary, 0)
+    shown = table_lines(out, "Server initial windows by server name")
+    eq((len(shown), shown[-1].split(None, 1)[1]),
+       (51, "%d more rows (--limit 0 for all)" % (names - 50)), "server names: 50 by default")
+    rc, out, err = run(["report", db, "--limit", "-1"], binary)
+    eq((rc, out, err.count("\n")), (1, "", 1), "bad --limit: one line")
+    assert "--limit" in err and "see --help" in err, err
+
+    # CSV and JSON hold every row, whatever --limit says
+    for extra in ([], ["--limit", "3"]):
+        _, out, _ = run(["report", db, "--by", "server", "--format", "json"] + extra, binary, 0)
+        eq(len(strict_json(out, "json")["servers"]), 138, "JSON rows %s" % extra)
+        _, out, _ = run(["report", db, "--by", "server", "--format", "csv"] + extra, binary, 0)
+        eq(len(list(csv.reader(io.StringIO(out, newline="")))), 139, "CSV rows and header %s" % extra)
+    _, out, _ = run(["report", db, "--by", "app", "--format", "json"], binary, 0)
+    eq(len(strict_json(out, "json")["iw_by_name"]), names, "every server name in JSON (was 50)")
+
+    # on a 120-column terminal: names cut in the middle with a marker, addresses and numbers
+    # never
+    out = on_terminal(binary, ["report", db, "--by", "server"], 120)
+    shown = table_lines(out, "Servers: initial window verdicts")
+    wide = [l for l in out.split("\n") if len(l) > 120]
+    eq(wide, [], "lines over 120 columns on a 120-column terminal")
+    for ip in v6:
+        assert "  %s  " % ip in out, "IPv6 address cut on a terminal: " + ip
+    cut = [l for l in shown if "\u2026" in l and "example.net" in l]
+    eq(len(cut), 100 - 6, "long names cut with a marker")
+    for line in shown[:-1]:
+        f = line.split()
+        eq(f[:-1], pipe_rows[f[0]][:-1], "all but the name as in the pipe")
+    for line in cut:
+        name = line.split()[-1]
+        assert name.startswith("edge-") and name.endswith(".example.net") and len(name) < 40, line
+    # wide enough: nothing cut
+    out = on_terminal(binary, ["report", db, "--by", "server"], 200)
+    assert "\u2026 38 more rows" in out and out.count("\u2026") == 1, out[:2000]
+    # a 100-column terminal cannot hold a row with an IPv6 address and 16 columns of name:
+    # the table is shown whole (the terminal wraps its lines either way)
+    out = on_terminal(binary, ["report", db, "--by", "server"], 100)
+    eq(len([l for l in out.split("\n") if "very-long-customer-name.eu-west-3" in l]), 94,
+       "whole names when no cut can make the table fit")
+
+
+# ---------------------------------------------------------------------------------------------
+# Item 3: JSON and CSV stay valid whatever names the wire brings
+
+HOSTILE_HOSTS = [b"nan", b"0x1F", b"Infinity", b"1e5", b"-0", b'say "hi"\\there,you', b"cr\rlf\nname",
+                 b"tab\t\x01\x1b[31mred", b"caf\xc3\xa9", b"bad\xff\xfeutf8", b"#hash"]
+
+
+def hostile_pcap(path):
+    """One HTTP connection per name in HOSTILE_HOSTS, each to its own server 198.51.100.N:80,
+    the name as its Host header (nDPI stores it, lowercased, as server_name)."""
+    packets = []
+    for i, host in enumerate(HOSTILE_HOSTS):
+        c = craft.Conn(cport=40000 + i, sip="198.51.100.%d" % (20 + i), t0=1700000000.0 + i)
+        req = b"GET / HTTP/1.1\r\nHost: " + host + b"\r\nUser-Agent: t\r\n\r\n"
+        body = b"HTTP/1.1 200 OK\r\nContent-Length: 4000\r\n\r\n" + b"x" * 4000
+        c.c(0, "S", 0, 0, opts=craft.tcp_options(mss=1460))
+        c.s(0.01, "SA", 0, 1, opts=craft.tcp_options(mss=1460))
+        c.c(0.01, "A", 1, 1)
+        c.c(0.001, "PA", 1, 1, payload=req)
+        seq = 1
+        for k in range(0, len(body), 1448):
+            c.s(0.001 if k else 0.01, "A", seq, 1 + len(req), payload=body[k:k + 1448])
+            seq += len(body[k:k + 1448])
+        c.c(0.01, "A", 1 + len(req), seq)
+        c.c(0.01, "FA", 1 + len(req), seq)
+        c.s(0.01, "FA", seq, 2 + len(req))
+        c.c(0.01, "A", 2 + len(req), seq + 1)
+        packets += c.out
+    packets.sort(key=lambda p: p[0])
+    craft.write_pcap(path, packets)
+
+
+def expected_name(host):
+    """What a JSON reader gets for a Host: lowercased (nDPI), bytes that are not UTF-8 as U+FFFD."""
+    return host.lower().decode("utf-8", errors="replace")
+
+
+@test("report-json-csv-valid-for-any-name", ("release", "asan"))
+def t_report_hostile(binary, tmp):
+    pcap = os.path.join(tmp, "hosts.pcap")
+    hostile_pcap(pcap)
+    db = os.path.join(tmp, "h.db")
+    rc, lines, err = run_bytes(["-r", pcap, "-o", db, "--no-ui", "-v", "--json"], binary)
+    eq(rc, 0, "analysis: " + err)
+    want = {"198.51.100.%d" % (20 + i): expected_name(h) for i, h in enumerate(HOSTILE_HOSTS)}
+    got = {r["server_ip"]: r["server_name"] for r in rows(db, "SELECT server_ip, CAST(server_name AS BLOB) "
+                                                            "AS server_name FROM flows")}
+    eq({ip: n.decode("utf-8", errors="replace") for ip, n in got.items()}, want,
+       "names stored as the wire sent them (the test's premise)")
+    # the JSON lines of -v --json: the same escaper
+    seen = {}
+    try:
+        text = lines.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise AssertionError("-v --json lines are not UTF-8: %s" % e)
+    for line in text.splitlines():
+        r = strict_json(line, "-v --json line")
+        seen[r["server_ip"]] = r["server_name"]
+    eq(seen, want, "names in the JSON lines")
+    jq_accepts(lines.decode(), "-v --json lines")
+
+    # report --format json: a text column stays a string, integers are numbers, NULL is null,
+    # keys are the columns' names
+    for by in ([], ["--by", "server"], ["--by", "app"], ["--by", "rwnd"], ["--by", "standard"]):
+        rc, raw, err = run_bytes(["report", db, "--format", "json"] + by, binary)
+        eq(rc, 0, "report json %s: %s" % (by, err))
+        try:
+            text = raw.decode("utf-8")  # strict: the output is UTF-8 whatever the input was
+        except UnicodeDecodeError as e:
+            raise AssertionError("report json %s is not UTF-8: %s" % (by, e))
+        assert "\x1b" not in text and "\x01" not in text, "control characters in JSON"
+        j = strict_json(text, "report json %s" % by)
+        jq_accepts(text, "report json %s" % by)
+        for key, table in j.items():
+            assert re.fullmatch(r"[a-z][a-z0-9_]*", key), "section key %r" % key
+            for r in table:
+                for k in r:
+                    assert re.fullmatch(r"[a-z][a-z0-9_]*", k), "column key %r in %s" % (k, key)
+    j = strict_json(run(["report", db, "--format", "json", "--by", "server"], binary, 0)[1], "servers")
+    eq([list(r) for r in j["servers"]], [SERVER_COLS] * len(HOSTILE_HOSTS), "column names as keys")
+    eq({r["server_ip"]: r["server_name"] for r in j["servers"]}, want, "server names in JSON")
+    for r in j["servers"]:
+        eq([type(r[c]).__name__ for c in ("server_port", "flows", "exact_flows", "disagree")],
+           ["int"] * 4, "integers are numbers")
+        eq(type(r["server_name"]), str, "a name that reads as a number stays a string")
+        eq(r["iw_std"] is None or isinstance(r["iw_std"], str), True, "iw_std text or null")
+    j = strict_json(run(["report", db, "--format", "json"], binary, 0)[1], "summary")
+    eq(type(j["handshakes"][0]["pct"]), float, "pct a number")
+    eq(j["runs"][0]["source"], pcap, "source whole")
+    eq(j["disagreeing_servers"], [], "no disagreements")
+
+    # CSV: RFC 4180, read back by Python's csv module to the same values
+    rc, raw, _ = run_bytes(["report", db, "--format", "csv", "--by", "server"], binary)
+    text = raw.decode("utf-8", errors="surrogateescape")
+    eq((text.endswith("\r\n"), text.count("\r\n")), (True, 1 + len(HOSTILE_HOSTS)), "records end in CRLF")
+    recs = list(csv.reader(io.StringIO(text, newline="")))
+    eq(recs[0], SERVER_COLS, "CSV header: the column names")
+    eq(len(recs), 1 + len(HOSTILE_HOSTS), "CSV records")
+    by_ip = {r[0]: r for r in recs[1:]}
+    for i, host in enumerate(HOSTILE_HOSTS):
+        r = by_ip["198.51.100.%d" % (20 + i)]
+        eq(len(r), len(SERVER_COLS), "fields in a record")
+        eq(r[-1].encode("utf-8", errors="surrogateescape"), host.lower(), "CSV keeps the name as sent")
+    assert '"say ""hi""\\there,you"' in text, "quotes doubled inside a quoted field"
+    assert '"#hash"' in text, "a field starting with # is quoted"
+    # the summary: tables headed "# key", each readable
+    text = run(["report", db, "--format", "csv"], binary, 0)[1]
+    heads = [l for l in text.split("\r\n") if l.startswith("# ")]
+    eq(heads[:3], ["# runs", "# handshakes", "# rwnd_classes"], "CSV tables headed by their keys")
+
+    # a table on a terminal shows control characters escaped, never raw
+    out = run(["report", db, "--by", "server"], binary, 0)[1]
+    assert "\x1b" not in out and "\x01" not in out and "\r" not in out, "raw control characters"
+    assert "\\x1b[31mred" in out and "cr\\x0dlf\\x0aname" in out, out
+
+
+# ---------------------------------------------------------------------------------------------
+# Item 5: report and plot never write: a read-only file system, a read-only file
+
+def read_only_run(binary, ro_dir, args):
+    """Runs binary in a private mount namespace where ro_dir is a read-only bind mount."""
+    script = ('mount --bind "$1" "$1" && mount -o remount,bind,ro "$1" && shift && exec "$@"')
+    r = subprocess.run(["unshare", "-m", "sh", "-c", script, "sh", ro_dir, binary] + args,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV)
+    out, err = r.stdout.decode(errors="replace"), r.stderr.decode(errors="replace")
+    if "Sanitizer" in err or "runtime error:" in err:
+        raise AssertionError("sanitizer report:\n" + err[-3000:])
+    return r.returncode, out, err
+
+
+def digest(d):
+    return {f: hashlib.sha256(open(os.path.join(d, f), "rb").read()).hexdigest()
+            for f in sorted(os.listdir(d))}
+
+
+REPORTS = ([], ["--by", "server"], ["--by", "app"], ["--by", "rwnd"], ["--by", "standard"])
+
+
+@test("report-plot-read-only-file-system", ("release", "asan"))
+def t_report_ro_fs(binary, tmp):
+    if os.geteuid() != 0:
+        raise Skip("needs root (a read-only bind mount)")
+    if not shutil.which("unshare"):
+        raise Skip("unshare not installed")
+    ro = os.path.join(tmp, "ro")
+    os.mkdir(ro)
+    new = analyse(binary, [truth_pcap("iw10.mid"), truth_pcap("iw3.mid")], ro, [], "new.db")
+    shutil.copy(new, os.path.join(tmp, "new-copy.db"))  # a reader leaves -wal and -shm beside it
+    shutil.copy(os.path.join(PCAPS, "schema2.db"), os.path.join(ro, "old.db"))
+    upgraded = os.path.join(tmp, "upgraded.db")  # what the old file reads as once upgraded
+    shutil.copy(os.path.join(PCAPS, "schema2.db"), upgraded)
+    run(["report", upgraded], binary, 0)
+    eq(rows(upgraded, "PRAGMA user_version")[0]["user_version"], 3, "a writable old file upgrades")
+    before = digest(ro)
+    eq(sorted(before), ["new.db", "old.db"], "files before")
+    for name, same_as in (("new.db", os.path.join(tmp, "new-copy.db")), ("old.db", upgraded)):
+        for by in REPORTS:
+            for fmt in ("table", "json", "csv"):
+                args = ["report", os.path.join(ro, name), "--format", fmt] + by
+                rc, out, err = read_only_run(binary, ro, args)
+                eq((rc, err), (0, ""), "%s on a read-only file system" % " ".join(args[2:]))
+                eq(out, run(["report", same_as, "--format", fmt] + by, binary, 0)[1],
+                   "%s %s %s: as on a writable copy" % (name, fmt, by))
+        plots = os.path.join(tmp, "plot-" + name)
+        rc, _, err = read_only_run(binary, ro, ["plot", os.path.join(ro, name), "-o", plots])
+        eq((rc, err), (0, ""), "plot %s on a read-only file system" % name)
+        run(["plot", same_as, "-o", plots + "-rw"], binary, 0)
+        for f in ("iw_histogram.svg", "ff_bytes_cdf.svg", "syn_window.svg", "rtt_vs_ff.svg"):
+            eq(open(os.path.join(plots, f)).read(), open(os.path.join(plots + "-rw", f)).read(),
+               "%s %s as on a writable copy" % (name, f))
+    eq(digest(ro), before, "nothing written, no -wal or -shm made")
+    eq(rows(os.path.join(ro, "old.db"), "PRAGMA user_version")[0]["user_version"], 2,
+       "the old file read as it is")
+    # merge reads the file's own tables: an old one it cannot upgrade is refused in one line
+    rc, _, err = read_only_run(binary, ro, ["merge", os.path.join(ro, "old.db"), "-o",
+                                            os.path.join(tmp, "merged.db")])
+    eq(rc, 2, "merge of a read-only old file")
+    assert "old.db" in err and "upgraded" in err, err
+    # a log with rows that only a -shm file could read: one line saying so
+    shutil.copy(new, os.path.join(tmp, "busy.db"))
+    con = sqlite3.connect(os.path.join(tmp, "busy.db"))
+    con.execute("PRAGMA wal_autocheckpoint = 0")
+    con.execute("UPDATE flows SET server_name = 'in-the-log'")
+    con.commit()
+    shutil.copy(os.path.join(tmp, "busy.db"), os.path.join(ro, "busy.db"))
+    shutil.copy(os.path.join(tmp, "busy.db-wal"), os.path.join(ro, "busy.db-wal"))
+    con.close()
+    rc, out, err = read_only_run(binary, ro, ["report", os.path.join(ro, "busy.db")])
+    eq((rc, out, err.count("\n")), (2, "", 1), "unreadable log: one line, exit 2")
+    assert "busy.db" in err and "write-ahead log" in err and "can be written" in err, err
+    # a hot rollback journal (a bulk load killed midway) is not skipped either
+    shutil.copy(new, os.path.join(tmp, "hot.db"))
+    con = sqlite3.connect(os.path.join(tmp, "hot.db"))
+    con.execute("PRAGMA journal_mode = delete")
+    con.close()
+    shutil.copy(os.path.join(tmp, "hot.db"), os.path.join(ro, "hot.db"))
+    open(os.path.join(ro, "hot.db-journal"), "wb").write(b"\xd9\xd5\x05\xf9\x20\xa1\x63\xd7" + b"\0" * 504)
+    rc, out, err = read_only_run(binary, ro, ["report", os.path.join(ro, "hot.db")])
+    eq((rc, out, err.count("\n")), (2, "", 1), "hot journal: one line, exit 2")
+    assert "hot.db" in err, err
+
+
+@test("report-read-only-file", ("release", "asan"))
+def t_report_ro_file(binary, tmp):
+    """A database file the user may only read, in a folder they may not write to: report
+    reads it (an old schema as it is), nothing changes."""
+    d = os.path.join(tmp, "d")
+    os.mkdir(d)
+    new = analyse(binary, [truth_pcap("iw10.mid")], tmp, ["--no-dpi"], "new.db")
+    shutil.copy(new, os.path.join(d, "new.db"))  # without the -wal and -shm a reader leaves
+    shutil.copy(os.path.join(PCAPS, "schema2.db"), os.path.join(d, "old.db"))
+    upgraded = os.path.join(tmp, "upgraded.db")
+    shutil.copy(os.path.join(PCAPS, "schema2.db"), upgraded)
+    want = {"new.db": run(["report", new, "--format", "json", "--by", "server"], binary, 0)[1],
+            "old.db": run(["report", upgraded, "--format", "json", "--by", "server"], binary, 0)[1]}
+    for f in os.listdir(d):
+        os.chmod(os.path.join(d, f), 0o444)
+    os.chmod(d, 0o555)
+    before = digest(d)
+    try:
+        for name in ("new.db", "old.db"):
+            args = ["report", os.path.join(d, name), "--format", "json", "--by", "server"]
+            if os.geteuid() == 0:  # root ignores permissions: read as nobody
+                os.chmod(tmp, 0o755)
+                r = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                                    binary] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                   text=True, env=ENV)
+                rc, out, err = r.returncode, r.stdout, r.stderr
+            else:
+                rc, out, err = run(args, binary)
+            eq((rc, err), (0, ""), "report on read-only %s" % name)
+            eq(out, want[name], "%s as on a writable copy" % name)
+    finally:
+        os.chmod(d, 0o755)
+    eq(digest(d), before, "nothing written")
