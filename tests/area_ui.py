@@ -211,3 +211,144 @@ def t_ui_wide(binary, tmp):
         ui_quit()
     finally:
         ui_tmux("kill-server")
+
+
+# ---------------------------------------------------------------------------------------------
+# Plots
+
+UI_SVG = "{http://www.w3.org/2000/svg}"
+
+
+def ui_plots(binary, tmp):
+    """The crafted capture and the demo as two runs of one database, plotted; each chart as
+    an ElementTree (a strict XML parser: a malformed file fails here)."""
+    import xml.etree.ElementTree as ET
+    cap, demo = ui_capture(tmp), os.path.join(PCAPS, "demo.pcap")
+    db = analyse(binary, [cap], tmp, name="p.db")
+    analyse(binary, [demo], tmp, name="p.db")
+    out = os.path.join(tmp, "plots")
+    run(["plot", db, "-o", out], binary, 0)
+    charts = {f[:-4]: ET.parse(os.path.join(out, f)).getroot() for f in os.listdir(out)}
+    eq(sorted(charts), ["ff_bytes_cdf", "iw_histogram", "rtt_vs_ff", "syn_window"], "charts")
+    return db, cap, demo, charts
+
+
+def ui_all(root, tag, cls=None):
+    return [e for e in root.iter(UI_SVG + tag) if cls is None or e.get("class") == cls]
+
+
+def ui_ticks(root, axis):
+    line = [e for e in ui_all(root, "line", "axis") if e.get("data-axis") == axis]
+    assert line, "no %s axis line (class axis, data-axis, data-scale)" % axis
+    line = line[0]
+    ticks = [e for e in ui_all(root, "text", "tick") if e.get("data-axis") == axis]
+    for e in ticks:  # the label a reader sees is the value: 500, 0.2, 5k, 2M
+        t = e.text
+        v = float(t[:-1]) * {"k": 1e3, "M": 1e6}[t[-1]] if t[-1] in "kM" else float(t)
+        assert abs(v - float(e.get("data-value"))) <= 1e-9 * abs(v), (t, e.get("data-value"))
+    return line.get("data-scale"), [float(e.get("data-value")) for e in ticks]
+
+
+def ui_is125(v):
+    """v is 1, 2 or 5 x 10^k."""
+    import math
+    if v <= 0:
+        return False
+    k = math.floor(math.log10(v) + 1e-9)
+    return any(abs(v - m * 10.0 ** k) <= 1e-9 * v for m in (1, 2, 5))
+
+
+@test("plots-round-ticks-log-rtt-no-loss", ("release", "asan"))
+def t_ui_plot_axes(binary, tmp):
+    """Every tick is round: linear axes start at 0 and step by 1, 2 or 5 x 10^k, log axes tick
+    at 1, 2, 5 x 10^k. Handshake RTTs from 0.4 ms to 300 ms get a log axis; the two flows
+    whose first flight lost a segment are no points of the RTT / first-flight scatter (nor in
+    the IW histogram or the CDF), and every other flow is one."""
+    db, _, _, charts = ui_plots(binary, tmp)
+    loss = rows(db, "SELECT rtt_us FROM flows WHERE s_iw_limit = 'loss'")
+    eq(len(loss), 2, "loss flows in the database")
+    want = sorted((r["s_iw_limit"], round(r["rtt_us"] / 1000.0, 3), r["s_iw_bytes"]) for r in rows(
+        db, "SELECT s_iw_limit, rtt_us, s_iw_bytes FROM flows WHERE s_iw_limit <> 'loss'"))
+    got = sorted((e.get("data-series"), float(e.get("data-rtt-ms")), int(e.get("data-bytes")))
+                 for e in ui_all(charts["rtt_vs_ff"], "circle", "point"))
+    eq(got, want, "scatter points: every flow but the loss ones")
+    eq(len(got), 14, "points")
+    hist = sum(int(e.get("data-value")) for e in ui_all(charts["iw_histogram"], "rect", "bar"))
+    eq(hist, 14, "flows in the IW histogram")
+    cdf = sum(int(e.get("data-flows")) for e in ui_all(charts["ff_bytes_cdf"], "polyline", "cdf"))
+    eq(cdf, 14, "flows in the CDF")
+    scales = {}
+    for name, root in sorted(charts.items()):
+        for axis in ("x", "y"):
+            scale, ticks = ui_ticks(root, axis)
+            scales[name + "." + axis] = scale
+            if scale == "category":
+                eq(ticks, [], name + " category axis ticks")
+                continue
+            assert len(ticks) >= 2, (name, axis, ticks)
+            if scale == "log":
+                assert all(ui_is125(v) for v in ticks), (name, axis, ticks)
+            else:
+                step = ticks[1] - ticks[0]
+                assert ticks[0] == 0 and ui_is125(step), (name, axis, ticks)
+                assert all(abs(b - a - step) < 1e-9 * step for a, b in zip(ticks, ticks[1:])), (name, axis, ticks)
+    eq(scales, {"ff_bytes_cdf.x": "log", "ff_bytes_cdf.y": "linear", "iw_histogram.x": "category",
+                "iw_histogram.y": "linear", "rtt_vs_ff.x": "log", "rtt_vs_ff.y": "log",
+                "syn_window.x": "category", "syn_window.y": "linear"}, "axis scales")
+    # RTT 0.5 .. 300.1 ms: at most 3 decades, 1-2-5 ticks; bytes 40 .. 23360: decades
+    eq(ui_ticks(charts["rtt_vs_ff"], "x")[1], [0.5, 1, 2, 5, 10, 20, 50, 100, 200, 500], "RTT ticks")
+    eq(ui_ticks(charts["rtt_vs_ff"], "y")[1], [10, 100, 1000, 10000, 100000], "first-flight bytes ticks")
+    eq(ui_ticks(charts["iw_histogram"], "y")[1], [0, 1, 2, 3, 4], "flow count ticks")
+    eq(ui_ticks(charts["ff_bytes_cdf"], "y")[1], [0, 0.2, 0.4, 0.6, 0.8, 1], "fraction ticks")
+
+
+@test("plots-titles-and-colours", ("release", "asan"))
+def t_ui_plot_titles(binary, tmp):
+    """Each title names its chart with the flows drawn of those in the database, the line
+    under it the source (both runs) and what was left out; a colour means one thing in every
+    chart: each verdict its own (cwnd the same green in the histogram and the scatter), the
+    two sides two others, the applications greys that are no verdict's."""
+    db, cap, demo, charts = ui_plots(binary, tmp)
+    def text(root, cls):
+        e = ui_all(root, "text", cls) or (ui_all(root, "text")[:1] if cls == "title" else [])
+        return "".join(e[0].itertext()) if e else None
+    src = cap + ", " + demo
+    titles = {n: (text(r, "title"), text(r, "subtitle"), r.get("data-source"), r.get("data-flows"),
+                  r.get("data-total")) for n, r in charts.items()}
+    dash = " \u2014 "
+    eq(titles, {
+        "iw_histogram": ("Server initial windows, 14 of 16 flows",
+                         src + dash + "11 exact (cwnd), 3 lower bounds; left out: 2 loss (no verdict)",
+                         src, "14", "16"),
+        "ff_bytes_cdf": ("Server first-flight bytes by application (CDF), 14 of 16 flows",
+                         src + dash + "left out: 2 loss (no verdict)", src, "14", "16"),
+        "syn_window": ("SYN window classes, 16 flows",
+                       src + dash + "16 client SYNs, 16 server SYNs (SYN-ACKs) seen", src, "16", "16"),
+        "rtt_vs_ff": ("Handshake RTT vs server first-flight size, 14 of 16 flows",
+                      src + dash + "left out: 2 loss (no verdict)", src, "14", "16"),
+    }, "titles")
+    # colours by meaning, across the charts
+    seen = {}
+    def note(meaning, colour):
+        seen.setdefault(meaning, set()).add(colour)
+    for e in ui_all(charts["iw_histogram"], "rect", "bar"):
+        note(e.get("data-limit"), e.get("fill"))
+    for e in ui_all(charts["rtt_vs_ff"], "circle", "point"):
+        note(e.get("data-series"), e.get("fill"))
+    for e in ui_all(charts["syn_window"], "rect", "bar"):
+        note("side " + e.get("data-series"), e.get("fill"))
+    eq(sorted(seen), ["app", "cwnd", "side client", "side server"], "meanings drawn")
+    assert all(len(c) == 1 for c in seen.values()), seen
+    colour = {m: c.pop() for m, c in seen.items()}
+    eq(len(set(colour.values())), len(colour), "one colour per meaning: %r" % colour)
+    eq(colour["cwnd"], "#2e7d32", "cwnd (exact) green")
+    exact = [e.get("data-series") for e in ui_all(charts["iw_histogram"], "rect", "bar") if e.get("data-limit") == "cwnd"]
+    assert exact and set(exact) == {"exact (cwnd)"}, exact
+    apps = {e.get("stroke") for e in ui_all(charts["ff_bytes_cdf"], "polyline", "cdf")}
+    assert apps and not apps & set(colour.values()), (apps, colour)
+    # legends say the same: each legend label's swatch is its meaning's colour
+    for name, key in (("iw_histogram", lambda l: l.split(": ")[-1].replace("exact (cwnd)", "cwnd")),
+                      ("rtt_vs_ff", lambda l: l.split(" (")[0]),
+                      ("syn_window", lambda l: "side " + l)):
+        for e in ui_all(charts[name], "text", "legend"):
+            eq(e.get("data-colour"), colour[key(e.text)], "%s legend %r" % (name, e.text))
