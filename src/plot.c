@@ -150,13 +150,15 @@ static int census_read(dbread *db, const char *target, struct census *c)
 	return 0;
 }
 
+static const char *plural(long n) { return n == 1 ? "" : "s"; }
+
 /* "N flows" or "N of M flows": the title's count. */
 static void of_flows(char *buf, size_t len, long shown, long all)
 {
 	if (shown == all)
-		snprintf(buf, len, "%ld flow%s", all, all == 1 ? "" : "s");
+		snprintf(buf, len, "%ld flow%s", all, plural(all));
 	else
-		snprintf(buf, len, "%ld of %ld flows", shown, all);
+		snprintf(buf, len, "%ld of %ld flow%s", shown, all, plural(all));
 }
 
 /* Appends "; left out: 2 loss, 1 without RTT"-style parts (those above 0) to buf. */
@@ -444,7 +446,7 @@ static int hist_chart(dbread *db, const char *dir, const struct census *c)
 			max = lb;
 	}
 	char sub[256];
-	snprintf(sub, sizeof(sub), "%ld exact (cwnd), %ld lower bounds", exact, lower);
+	snprintf(sub, sizeof(sub), "%ld exact (cwnd), %ld lower bound%s", exact, lower, plural(lower));
 	const char *what[] = { "loss (no verdict)", "without a server first flight", "in IWs past the 64 shown" };
 	long n[] = { c->loss, c->no_data, h.dropped };
 	left_out(sub, sizeof(sub), what, n, 3);
@@ -647,7 +649,8 @@ static int syn_chart(dbread *db, const char *dir, const struct census *c)
 			if (b.s[i].y[k] > max)
 				max = b.s[i].y[k];
 	char sub[256];
-	snprintf(sub, sizeof(sub), "%ld client SYNs, %ld server SYNs (SYN-ACKs) seen", b.s[0].total, b.s[1].total);
+	snprintf(sub, sizeof(sub), "%ld client SYN%s, %ld server SYN%s (SYN-ACK) seen", b.s[0].total,
+	         plural(b.s[0].total), b.s[1].total, plural(b.s[1].total));
 	FILE *f = svg_open(dir, "syn_window.svg", c, c->flows, "SYN window classes", sub);
 	if (!f)
 		return -1;

@@ -323,7 +323,7 @@ def t_ui_plot_titles(binary, tmp):
         "ff_bytes_cdf": ("Server first-flight bytes by application (CDF), 14 of 16 flows",
                          src + dash + "left out: 2 loss (no verdict)", src, "14", "16"),
         "syn_window": ("SYN window classes, 16 flows",
-                       src + dash + "16 client SYNs, 16 server SYNs (SYN-ACKs) seen", src, "16", "16"),
+                       src + dash + "16 client SYNs, 16 server SYNs (SYN-ACK) seen", src, "16", "16"),
         "rtt_vs_ff": ("Handshake RTT vs server first-flight size, 14 of 16 flows",
                       src + dash + "left out: 2 loss (no verdict)", src, "14", "16"),
     }, "titles")
