@@ -86,6 +86,14 @@ def ui_tmux(*args):
                           stderr=subprocess.PIPE, text=True)
 
 
+def ui_tmux_end():
+    """Stops this test's tmux server and removes its socket (tmux leaves it behind)."""
+    ui_tmux("kill-server")
+    sock = os.path.join(os.environ.get("TMUX_TMPDIR", "/tmp"), "tmux-%d" % os.getuid(), UI_TMUX[0])
+    if os.path.exists(sock):
+        os.unlink(sock)
+
+
 def ui_screen():
     """The pane as lines, trailing blanks removed."""
     return [l.rstrip() for l in ui_tmux("capture-pane", "-p", "-t", "ui").stdout.split("\n")]
@@ -186,7 +194,7 @@ def t_ui_80x24(binary, tmp):
         ui_quit()
         eq(len(rows(db)), 6, "flows in the database")
     finally:
-        ui_tmux("kill-server")
+        ui_tmux_end()
 
 
 @test("dashboard-wide-terminal-widens-columns", ("release", "asan"))
@@ -210,7 +218,7 @@ def t_ui_wide(binary, tmp):
         assert s[0].startswith(" iwscope  %s  0 pkt/s" % os.path.join(tmp, "ui.pcap")), s[0]
         ui_quit()
     finally:
-        ui_tmux("kill-server")
+        ui_tmux_end()
 
 
 # ---------------------------------------------------------------------------------------------
