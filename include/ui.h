@@ -13,7 +13,8 @@ struct ui_opts {
 	bool color;
 };
 
-enum ui_action { UI_NONE = 0, UI_QUIT, UI_PAUSE };
+/* UI_REDRAW: a key changed what the screen shows (filter, scroll, sort, help, size). */
+enum ui_action { UI_NONE = 0, UI_QUIT, UI_PAUSE, UI_REDRAW };
 
 typedef struct ui ui;
 
@@ -28,7 +29,8 @@ struct sink ui_sink(ui *u);
 /* Counters for the rate line: packets seen and flows open now. */
 void ui_counters(ui *u, uint64_t packets, uint32_t open_flows);
 
-/* Handles every pending key; returns UI_QUIT for q, UI_PAUSE when pause was toggled. */
+/* Handles every pending key; returns UI_QUIT for q, UI_PAUSE when pause was toggled, UI_REDRAW
+ * after any other key (draw at once, paused or not), UI_NONE without keys. */
 enum ui_action ui_keys(ui *u);
 bool ui_paused(const ui *u);
 

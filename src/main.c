@@ -727,6 +727,7 @@ static int stream(const struct config *cfg, struct run_state *rs, capture_live *
 			} else {
 				ui_note(dash, "replay finished: q quits");
 			}
+			ui_counters(dash, engine_packets(rs->eng), engine_open_flows(rs->eng));
 			ui_draw(dash, true);
 		}
 		if (ended) {

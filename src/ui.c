@@ -1,10 +1,16 @@
 /* The live dashboard: rates, the server IW distribution and the clients' receive-window classes
  * as bars, top servers with their verdicts, and a scrolling list of recent flows. Keys follow
  * htop / iftop: q quit, p or space pause, / filter, Tab next pane, arrows or j/k scroll, s sort,
- * ? help. Below 80x24 panes are dropped; below 40x10 it says "terminal too small". */
+ * ? help. Below 80x24 panes are dropped; below 40x10 it says "terminal too small".
+ *
+ * Everything fits at 80x24: the title keeps its states (the note, PAUSED, the filter) and drops
+ * the rates and the source first; table columns are as wide as what they show, up to the
+ * terminal's width, and when they do not fit the names, then the applications, then the
+ * addresses give way (cut with '~'), never the verdict. */
 #define _XOPEN_SOURCE_EXTENDED 1
 #include "ui.h"
 
+#include <ctype.h>
 #include <curses.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,16 +27,20 @@
 static const char *const rwnd_names[] = { "6KB", "10MSS", "20MSS", "64KB", "8192", "16384", "other" };
 #define N_RWND (sizeof(rwnd_names) / sizeof(rwnd_names[0]))
 
+#define ADDR_MAX 56 /* "[IPv6]:port" */
+
 struct server {
-	char key[64];           /* "ip port" */
-	char app[32], name[48];
+	char addr[ADDR_MAX];    /* "ip:port" or "[ip]:port": the key */
+	char app[APP_PROTO_MAX], name[SERVER_NAME_MAX];
 	uint32_t flows, exact, iw_min, iw_max, lb;
 	uint64_t last;          /* order of arrival */
 };
 
+/* One finished flow as the recent-flows pane shows it, a text per column. */
 struct recent {
-	char line[160];
-	char match[400];        /* text the filter searches */
+	char client[46], server[ADDR_MAX], app[APP_PROTO_MAX];
+	char cwin[24], swin[24], ff[32], cls[IW_CLASS_MAX];
+	char match[512];        /* text the filter searches */
 };
 
 /* Server verdicts counted apart: nagle and ambiguous are lower bounds like app, for other
@@ -93,7 +103,7 @@ static void sink_close(void *self) { (void)self; }
 static struct server *server_for(ui *u, const char *key)
 {
 	for (unsigned i = 0; i < u->nservers; i++)
-		if (!strcmp(u->servers[i].key, key))
+		if (!strcmp(u->servers[i].addr, key))
 			return &u->servers[i];
 	struct server *s;
 	if (u->nservers < MAX_SERVERS) {
@@ -105,8 +115,26 @@ static struct server *server_for(ui *u, const char *key)
 				s = &u->servers[i];
 	}
 	memset(s, 0, sizeof(*s));
-	snprintf(s->key, sizeof(s->key), "%s", key);
+	snprintf(s->addr, sizeof(s->addr), "%s", key);
 	return s;
+}
+
+/* src into dst with every byte outside printable ASCII as '?': names come from the network
+ * (SNI, Host, banners) and one cell per byte keeps the columns (no locale is set). */
+static void printable(char *dst, size_t len, const char *src)
+{
+	size_t i = 0;
+	for (; src[i] && i + 1 < len; i++) {
+		unsigned char b = (unsigned char)src[i];
+		dst[i] = b >= 0x20 && b < 0x7f ? (char)b : '?';
+	}
+	dst[i] = '\0';
+}
+
+/* "ip:port", or "[ip]:port" for IPv6 (RFC 3986). */
+static void addr_port(char *buf, size_t len, int ip_ver, const char *ip, int port)
+{
+	snprintf(buf, len, ip_ver == 6 ? "[%s]:%d" : "%s:%d", ip, port);
 }
 
 static unsigned segs_of(int64_t v) { return v == NULL64 || v < 0 ? 0 : v > IW_MAX ? IW_MAX : (unsigned)v; }
@@ -129,10 +157,10 @@ static int sink_flow(void *self, const struct flow_record *r)
 		u->iw_lb[segs]++;
 	if (r->c.rwnd_class > RWND_NULL && r->c.rwnd_class - 1u < N_RWND)
 		u->rwnd[r->c.rwnd_class - 1]++;
+	char server[ADDR_MAX];
+	addr_port(server, sizeof(server), r->ip_ver, r->server_ip, r->server_port);
 	if (lim != LIMIT_UNKNOWN && lim != LIMIT_NONE) {
-		char key[64];
-		snprintf(key, sizeof(key), "%s %d", r->server_ip, r->server_port);
-		struct server *s = server_for(u, key);
+		struct server *s = server_for(u, server);
 		s->flows++;
 		s->last = u->seq;
 		if (lim == LIMIT_CWND && segs) {
@@ -145,25 +173,29 @@ static int sink_flow(void *self, const struct flow_record *r)
 			s->lb = segs;
 		}
 		if (r->app_proto[0])
-			snprintf(s->app, sizeof(s->app), "%.*s", (int)sizeof(s->app) - 1, r->app_proto);
+			printable(s->app, sizeof(s->app), r->app_proto);
 		if (r->server_name[0])
-			snprintf(s->name, sizeof(s->name), "%.*s", (int)sizeof(s->name) - 1, r->server_name);
+			printable(s->name, sizeof(s->name), r->server_name);
 	}
 	struct recent *e = &u->recent[u->recent_head];
-	char cw[24] = "-", sw[24] = "-", ff[40] = "-";
+	snprintf(e->client, sizeof(e->client), "%s", r->client_ip);
+	snprintf(e->server, sizeof(e->server), "%s", server);
+	printable(e->app, sizeof(e->app), r->app_proto[0] ? r->app_proto : "-");
+	snprintf(e->cwin, sizeof(e->cwin), "-");
+	snprintf(e->swin, sizeof(e->swin), "-");
+	snprintf(e->ff, sizeof(e->ff), "-");
 	if (r->c.syn_win != NULL64)
-		snprintf(cw, sizeof(cw), "%lld", (long long)r->c.syn_win);
+		snprintf(e->cwin, sizeof(e->cwin), "%lld", (long long)r->c.syn_win);
 	if (r->s.syn_win != NULL64)
-		snprintf(sw, sizeof(sw), "%lld", (long long)r->s.syn_win);
+		snprintf(e->swin, sizeof(e->swin), "%lld", (long long)r->s.syn_win);
 	if (why < N_WHY && r->s.iw_segs != NULL64)
-		snprintf(ff, sizeof(ff), "%lld %s", (long long)r->s.iw_segs, why_short[why]);
-	char server[64];
-	snprintf(server, sizeof(server), "%s:%d", r->server_ip, r->server_port);
+		snprintf(e->ff, sizeof(e->ff), "%lld %s", (long long)r->s.iw_segs, why_short[why]);
+	snprintf(e->cls, sizeof(e->cls), "%s", r->s.iw_class[0] ? r->s.iw_class : "-");
 	const char *crwnd = classify_rwnd_name((enum rwnd_class)r->c.rwnd_class);
-	snprintf(e->line, sizeof(e->line), "%-21.21s %-21.21s %-9.9s %6s %6s %-10s %s", r->client_ip,
-	         server, r->app_proto[0] ? r->app_proto : "-", cw, sw, ff, r->s.iw_class);
-	snprintf(e->match, sizeof(e->match), "%s %s %s %s %s", e->line, r->server_name,
-	         crwnd ? crwnd : "", r->s.iw_class, r->app_category);
+	char name[SERVER_NAME_MAX];
+	printable(name, sizeof(name), r->server_name);
+	snprintf(e->match, sizeof(e->match), "%s %s %s %s %s %s %s %s", e->client, e->server, e->app,
+	         e->ff, e->cls, name, crwnd ? crwnd : "", r->app_category);
 	u->recent_head = (u->recent_head + 1) % RECENT;
 	if (u->nrecent < RECENT)
 		u->nrecent++;
@@ -295,17 +327,21 @@ static void draw_iw(ui *u, int y, int x, int w, int h)
 			max = u->iw_lb[i];
 	}
 	int row = y + 1;
-	if (row < y + h) { /* why the flights stopped: nagle and ambiguous apart from app */
-		int col = x;
-		for (unsigned i = 0; i < N_WHY && col < x + w; i++) {
-			char cell[32];
-			int n = snprintf(cell, sizeof(cell), "%s %llu  ", why_short[i],
-			                 (unsigned long long)u->why[i]);
-			if (col + n > x + w)
+	if (row < y + h) { /* why the flights stopped: nagle and ambiguous apart from app; the
+	                    * counts closer together, then only those above 0, until they fit */
+		char line[256];
+		for (int pass = 0; pass < 3; pass++) {
+			size_t len = 0;
+			line[0] = '\0';
+			for (unsigned i = 0; i < N_WHY; i++)
+				if (pass < 2 || u->why[i])
+					len += (size_t)snprintf(line + len, sizeof(line) - len, "%s%s %llu",
+					                        len ? (pass ? " " : "  ") : "", why_short[i],
+					                        (unsigned long long)u->why[i]);
+			if ((int)len <= w)
 				break;
-			mvprintw(row, col, "%s", cell);
-			col += n;
 		}
+		mvaddnstr(row, x, line, w);
 		row++;
 	}
 	for (int i = 1; i <= IW_MAX && row < y + h; i++) {
@@ -335,67 +371,210 @@ static void draw_rwnd(ui *u, int y, int x, int w, int h)
 	}
 }
 
+/* Whether text contains the filter, ignoring case (ASCII). */
 static bool matches(const ui *u, const char *text)
 {
-	return !u->filter_len || strstr(text, u->filter) != NULL;
+	if (!u->filter_len)
+		return true;
+	for (; *text; text++) {
+		size_t i = 0;
+		while (i < u->filter_len && text[i] &&
+		       tolower((unsigned char)text[i]) == tolower((unsigned char)u->filter[i]))
+			i++;
+		if (i == u->filter_len)
+			return true;
+	}
+	return false;
 }
 
+/* text cut to width cells into out (size > width): the first or (tail) the last characters,
+ * '~' where the cut is. */
+static void cut(char *out, size_t size, const char *text, int width, bool tail)
+{
+	int n = (int)strlen(text);
+	if (width < 0)
+		width = 0;
+	if (n <= width || width == 0)
+		snprintf(out, size, "%.*s", width, text);
+	else if (tail)
+		snprintf(out, size, "~%s", text + n - (width - 1));
+	else
+		snprintf(out, size, "%.*s~", width - 1, text);
+}
+
+/* A table column: as wide as its widest text (w), narrowed by cols_fit(). */
+struct col {
+	const char *head;
+	bool right;  /* numbers */
+	bool tail;   /* cut keeps the end (an address's port) */
+	int w;
+};
+
+/* A step of cols_fit(): column col gives width away down to min. */
+struct give {
+	int col, min;
+};
+
+static void col_want(struct col *c, const char *text)
+{
+	int n = (int)strlen(text);
+	if (n > c->w)
+		c->w = n;
+}
+
+static void cols_init(struct col *c, int n)
+{
+	for (int i = 0; i < n; i++)
+		c[i].w = (int)strlen(c[i].head);
+}
+
+/* Narrows the columns (one space between two) by the steps, in order, until they fit in width;
+ * columns no step names (counts, verdicts) keep their width. */
+static void cols_fit(struct col *c, int n, const struct give *g, int ng, int width)
+{
+	int total = n - 1;
+	for (int i = 0; i < n; i++)
+		total += c[i].w;
+	for (int k = 0; k < ng && total > width; k++) {
+		struct col *x = &c[g[k].col];
+		if (x->w > g[k].min) {
+			int take = x->w - g[k].min < total - width ? x->w - g[k].min : total - width;
+			x->w -= take;
+			total -= take;
+		}
+	}
+}
+
+/* One row of the table at line y, cells in the columns' widths, cut at the screen's width. */
+static void cols_row(int y, const struct col *c, int n, const char *const *cells, int width)
+{
+	char line[1024], text[1024];
+	size_t len = 0;
+	for (int i = 0; i < n && len + 1 < sizeof(line); i++) {
+		int w = c[i].w < (int)(sizeof(text) - 1) ? c[i].w : (int)sizeof(text) - 1;
+		cut(text, sizeof(text), cells[i], w, c[i].tail);
+		int m = c[i].right ? snprintf(line + len, sizeof(line) - len, "%s%*s", i ? " " : "", w, text)
+		        : i == n - 1 ? snprintf(line + len, sizeof(line) - len, "%s%s", i ? " " : "", text)
+		                     : snprintf(line + len, sizeof(line) - len, "%s%-*s", i ? " " : "", w, text);
+		if (m < 0)
+			break;
+		len += (size_t)m < sizeof(line) - len ? (size_t)m : sizeof(line) - len - 1;
+	}
+	mvaddnstr(y, 0, line, width);
+}
+
+/* The verdict a server's flows add up to: the exact IW (or its range), else the highest lower
+ * bound, else "-" (every flow lost data in its first flight: no verdict). */
+static void server_iw(const struct server *s, char *buf, size_t len)
+{
+	if (s->exact && s->iw_min == s->iw_max)
+		snprintf(buf, len, "IW%u", s->iw_max);
+	else if (s->exact)
+		snprintf(buf, len, "IW%u-%u", s->iw_min, s->iw_max);
+	else if (s->lb)
+		snprintf(buf, len, ">=IW%u", s->lb);
+	else
+		snprintf(buf, len, "-");
+}
+
+/* Servers in the chosen order; ties by address, so rows keep their places between redraws. */
 static int cmp_sort;
 static int cmp_servers(const void *a, const void *b)
 {
 	const struct server *x = *(const struct server *const *)a, *y = *(const struct server *const *)b;
+	int d = 0;
 	switch (cmp_sort) {
 	case SORT_IW:
-		return (int)y->iw_max - (int)x->iw_max;
+		d = y->iw_max > x->iw_max ? 1 : y->iw_max < x->iw_max ? -1 : 0;
+		break;
 	case SORT_RECENT:
-		return y->last > x->last ? 1 : y->last < x->last ? -1 : 0;
+		d = y->last > x->last ? 1 : y->last < x->last ? -1 : 0;
+		break;
 	case SORT_NAME:
-		return strcmp(x->name[0] ? x->name : x->key, y->name[0] ? y->name : y->key);
+		d = strcmp(x->name[0] ? x->name : x->addr, y->name[0] ? y->name : y->addr);
+		break;
 	default:
-		return (int)y->flows - (int)x->flows;
+		d = y->flows > x->flows ? 1 : y->flows < x->flows ? -1 : 0;
+		break;
 	}
+	return d ? d : strcmp(x->addr, y->addr);
 }
+
+enum { SC_SERVER, SC_FLOWS, SC_EXACT, SC_IW, SC_APP, SC_NAME, N_SC };
 
 static void draw_servers(ui *u, int y, int w, int h)
 {
 	char title[96];
 	snprintf(title, sizeof(title), "Top servers (sort: %s)", sort_names[u->sort]);
 	heading(u, y, 0, title, u->focus == PANE_SERVERS);
-	mvprintw(y + 1, 0, "%-27s %5s %5s %-8s %-9s %s", "server", "flows", "exact", "IW", "app", "name");
 	static const struct server *list[MAX_SERVERS];
 	unsigned n = 0;
 	for (unsigned i = 0; i < u->nservers; i++) {
-		char text[200];
-		snprintf(text, sizeof(text), "%s %s %s IW%u", u->servers[i].key, u->servers[i].app,
-		         u->servers[i].name, u->servers[i].iw_max);
+		const struct server *s = &u->servers[i];
+		char iw[24], text[400];
+		server_iw(s, iw, sizeof(iw));
+		snprintf(text, sizeof(text), "%s %s %s %s", s->addr, s->app, s->name, iw);
 		if (matches(u, text))
-			list[n++] = &u->servers[i];
+			list[n++] = s;
 	}
 	cmp_sort = u->sort;
 	qsort(list, n, sizeof(list[0]), cmp_servers);
 	if (u->scroll[PANE_SERVERS] > (int)n - 1)
 		u->scroll[PANE_SERVERS] = n ? (int)n - 1 : 0;
-	for (int r = 0; r < h - 2 && u->scroll[PANE_SERVERS] + r < (int)n; r++) {
-		const struct server *s = list[u->scroll[PANE_SERVERS] + r];
+	int first = u->scroll[PANE_SERVERS], shown = (int)n - first < h - 2 ? (int)n - first : h - 2;
+	if (shown < 0)
+		shown = 0;
+	struct col c[N_SC] = {
+		[SC_SERVER] = { "server", false, true, 0 }, [SC_FLOWS] = { "flows", true, false, 0 },
+		[SC_EXACT] = { "exact", true, false, 0 },   [SC_IW] = { "IW", false, false, 0 },
+		[SC_APP] = { "app", false, false, 0 },      [SC_NAME] = { "name", false, false, 0 },
+	};
+	/* an IPv6 address with its port fits at 80 columns next to a 12-character name */
+	static const struct give gives[] = { { SC_APP, 6 }, { SC_NAME, 12 }, { SC_SERVER, 21 },
+	                                     { SC_NAME, 0 }, { SC_SERVER, 9 } };
+	cols_init(c, N_SC);
+	char cell[N_SC][SERVER_NAME_MAX];
+	for (int r = 0; r < shown; r++) {
+		const struct server *s = list[first + r];
 		char iw[24];
-		if (s->exact && s->iw_min == s->iw_max)
-			snprintf(iw, sizeof(iw), "IW%u", s->iw_max);
-		else if (s->exact)
-			snprintf(iw, sizeof(iw), "IW%u-%u", s->iw_min, s->iw_max);
-		else
-			snprintf(iw, sizeof(iw), ">=IW%u", s->lb);
-		mvprintw(y + 2 + r, 0, "%-27.27s %5u %5u %-8s %-9.9s %.*s", s->key, s->flows, s->exact,
-		         iw, s->app[0] ? s->app : "-", w > 62 ? w - 62 : 0, s->name);
+		server_iw(s, iw, sizeof(iw));
+		col_want(&c[SC_SERVER], s->addr);
+		snprintf(cell[0], sizeof(cell[0]), "%u", s->flows);
+		col_want(&c[SC_FLOWS], cell[0]);
+		snprintf(cell[0], sizeof(cell[0]), "%u", s->exact);
+		col_want(&c[SC_EXACT], cell[0]);
+		col_want(&c[SC_IW], iw);
+		col_want(&c[SC_APP], s->app[0] ? s->app : "-");
+		col_want(&c[SC_NAME], s->name);
+	}
+	cols_fit(c, N_SC, gives, (int)(sizeof(gives) / sizeof(gives[0])), w);
+	const char *heads[N_SC];
+	for (int i = 0; i < N_SC; i++)
+		heads[i] = c[i].head;
+	cols_row(y + 1, c, N_SC, heads, w);
+	for (int r = 0; r < shown; r++) {
+		const struct server *s = list[first + r];
+		snprintf(cell[SC_SERVER], sizeof(cell[0]), "%s", s->addr);
+		snprintf(cell[SC_FLOWS], sizeof(cell[0]), "%u", s->flows);
+		snprintf(cell[SC_EXACT], sizeof(cell[0]), "%u", s->exact);
+		server_iw(s, cell[SC_IW], sizeof(cell[0]));
+		snprintf(cell[SC_APP], sizeof(cell[0]), "%s", s->app[0] ? s->app : "-");
+		snprintf(cell[SC_NAME], sizeof(cell[0]), "%s", s->name);
+		const char *cells[N_SC];
+		for (int i = 0; i < N_SC; i++)
+			cells[i] = cell[i];
+		cols_row(y + 2 + r, c, N_SC, cells, w);
 	}
 }
+
+enum { RC_CLIENT, RC_SERVER, RC_APP, RC_CWIN, RC_SWIN, RC_FF, RC_CLASS, N_RC };
 
 static void draw_recent(ui *u, int y, int w, int h)
 {
 	heading(u, y, 0, "Recent flows", u->focus == PANE_RECENT);
-	mvprintw(y + 1, 0, "%-21s %-21s %-9s %6s %6s %-10s %s", "client", "server", "app", "c_win",
-	         "s_win", "server ff", "class");
-	int shown = 0, skip = u->scroll[PANE_RECENT];
-	for (unsigned k = 0; k < u->nrecent && shown < h - 2; k++) {
+	static const struct recent *list[RECENT];
+	int n = 0, skip = u->scroll[PANE_RECENT];
+	for (unsigned k = 0; k < u->nrecent && n < h - 2; k++) {
 		const struct recent *e = &u->recent[(u->recent_head + RECENT - 1 - k) % RECENT];
 		if (!matches(u, e->match))
 			continue;
@@ -403,7 +582,39 @@ static void draw_recent(ui *u, int y, int w, int h)
 			skip--;
 			continue;
 		}
-		mvprintw(y + 2 + shown++, 0, "%.*s", w, e->line);
+		list[n++] = e;
+	}
+	struct col c[N_RC] = {
+		[RC_CLIENT] = { "client", false, true, 0 }, [RC_SERVER] = { "server", false, true, 0 },
+		[RC_APP] = { "app", false, false, 0 },      [RC_CWIN] = { "c_win", true, false, 0 },
+		[RC_SWIN] = { "s_win", true, false, 0 },    [RC_FF] = { "server ff", false, false, 0 },
+		[RC_CLASS] = { "class", false, false, 0 },
+	};
+	/* 15 + 21: an IPv4 client and server with its port, uncut at 80 columns */
+	static const struct give gives[] = { { RC_APP, 6 }, { RC_CLIENT, 15 }, { RC_SERVER, 21 },
+	                                     { RC_CLIENT, 6 }, { RC_SERVER, 9 } };
+	cols_init(c, N_RC);
+	const char *cells[N_RC];
+	for (int r = 0; r < n; r++) {
+		const struct recent *e = list[r];
+		cells[RC_CLIENT] = e->client;
+		cells[RC_SERVER] = e->server;
+		cells[RC_APP] = e->app;
+		cells[RC_CWIN] = e->cwin;
+		cells[RC_SWIN] = e->swin;
+		cells[RC_FF] = e->ff;
+		cells[RC_CLASS] = e->cls;
+		for (int i = 0; i < N_RC; i++)
+			col_want(&c[i], cells[i]);
+	}
+	cols_fit(c, N_RC, gives, (int)(sizeof(gives) / sizeof(gives[0])), w);
+	for (int i = 0; i < N_RC; i++)
+		cells[i] = c[i].head;
+	cols_row(y + 1, c, N_RC, cells, w);
+	for (int r = 0; r < n; r++) {
+		const struct recent *e = list[r];
+		const char *row[N_RC] = { e->client, e->server, e->app, e->cwin, e->swin, e->ff, e->cls };
+		cols_row(y + 2 + r, c, N_RC, row, w);
 	}
 }
 
@@ -413,7 +624,8 @@ static void draw_help(int rows, int cols)
 		"iwscope dashboard keys", "",
 		"q        quit (every flow is written first)",
 		"p space  pause / resume the display (and a replay)",
-		"/        filter servers and flows (server, app, name, class); Enter ends, Esc clears",
+		"/        filter servers and flows (server, app, name, class; any case)",
+		"         Enter keeps the filter, Esc clears it",
 		"Tab      next pane (servers, recent flows)",
 		"j k      scroll down / up (also the arrow keys, PgUp, PgDn)",
 		"s        change the server sort: flows, IW, recent, name",
@@ -426,6 +638,62 @@ static void draw_help(int rows, int cols)
 		clrtoeol();
 		mvprintw(y0 + i, 2, "%.*s", cols - 4, lines[i]);
 	}
+}
+
+/* The title line in cols cells: " iwscope", then what fits of the note, PAUSED, the filter,
+ * the flow counts, the rates and the source, in that order of importance (the filter and
+ * the source cut to fit, keeping their ends), shown in their usual order. */
+static void draw_title(ui *u, int cols)
+{
+	enum { T_NAME, T_SOURCE, T_PKTS, T_FRATE, T_FLOWS, T_OPEN, T_PAUSED, T_FILTER, T_NOTE, N_T };
+	static const int order[] = { T_NAME, T_NOTE, T_PAUSED, T_FILTER, T_FLOWS, T_OPEN, T_PKTS, T_FRATE, T_SOURCE };
+	char seg[N_T][192];
+	memset(seg, 0, sizeof(seg));
+	snprintf(seg[T_NAME], sizeof(seg[0]), " iwscope");
+	snprintf(seg[T_SOURCE], sizeof(seg[0]), "%s", u->o.source ? u->o.source : "");
+	snprintf(seg[T_PKTS], sizeof(seg[0]), "%.0f pkt/s", u->pkt_rate);
+	snprintf(seg[T_FRATE], sizeof(seg[0]), "%.1f flows/s", u->flow_rate);
+	snprintf(seg[T_FLOWS], sizeof(seg[0]), "%llu flows", (unsigned long long)u->flows);
+	snprintf(seg[T_OPEN], sizeof(seg[0]), "%u open", u->open_flows);
+	if (u->paused)
+		snprintf(seg[T_PAUSED], sizeof(seg[0]), "[PAUSED]");
+	if (u->filter_len || u->editing)
+		snprintf(seg[T_FILTER], sizeof(seg[0]), "[filter: %s]", u->filter);
+	if (u->note)
+		snprintf(seg[T_NOTE], sizeof(seg[0]), "[%.160s]", u->note);
+	bool on[N_T] = { false };
+	int used = 0;
+	for (unsigned k = 0; k < sizeof(order) / sizeof(order[0]); k++) {
+		int t = order[k], sep = used ? 2 : 0, len = (int)strlen(seg[t]);
+		if (!len)
+			continue;
+		if (used + sep + len > cols) {
+			int room = cols - used - sep;
+			char part[sizeof(u->filter) + 2];
+			if (t == T_FILTER && room >= 12) {  /* "[filter: ~x]": the end being typed */
+				cut(part, sizeof(part), u->filter, room - 10, true);
+				snprintf(seg[t], sizeof(seg[0]), "[filter: %s]", part);
+			} else if (t == T_SOURCE && room >= 8) {
+				char src[sizeof(seg[0])];
+				cut(src, sizeof(src), seg[t], room, true);
+				memcpy(seg[t], src, sizeof(src));
+			} else {
+				continue;
+			}
+			len = (int)strlen(seg[t]);
+		}
+		on[t] = true;
+		used += sep + len;
+	}
+	char title[N_T * 194] = "";
+	size_t tl = 0;
+	for (int t = 0; t < N_T; t++)
+		if (on[t])
+			tl += (size_t)snprintf(title + tl, sizeof(title) - tl, "%s%s", tl ? "  " : "", seg[t]);
+	style_on(u, C_TITLE, A_REVERSE);
+	mvhline(0, 0, ' ', cols);
+	mvaddnstr(0, 0, title, cols);
+	style_off(u, C_TITLE, A_REVERSE);
 }
 
 void ui_draw(ui *u, bool force)
@@ -452,15 +720,7 @@ void ui_draw(ui *u, bool force)
 		refresh();
 		return;
 	}
-	style_on(u, C_TITLE, A_REVERSE);
-	mvhline(0, 0, ' ', cols);
-	char title[512];
-	snprintf(title, sizeof(title), " iwscope  %.30s  %.0f pkt/s  %.1f flows/s  %llu flows  %u open%s%s%s%s%s%s",
-	         u->o.source, u->pkt_rate, u->flow_rate, (unsigned long long)u->flows, u->open_flows,
-	         u->paused ? "  [PAUSED]" : "", u->filter_len || u->editing ? "  filter: " : "",
-	         u->filter, u->note ? "  [" : "", u->note ? u->note : "", u->note ? "]" : "");
-	mvprintw(0, 0, "%.*s", cols, title);
-	style_off(u, C_TITLE, A_REVERSE);
+	draw_title(u, cols);
 	if (u->help) {
 		draw_help(rows, cols);
 		refresh();
@@ -490,6 +750,8 @@ enum ui_action ui_keys(ui *u)
 	enum ui_action act = UI_NONE;
 	int ch;
 	while ((ch = getch()) != ERR) {
+		if (act == UI_NONE)
+			act = UI_REDRAW; /* shown at once, also while paused */
 		if (ch == KEY_RESIZE) {
 			clear();
 			continue;

@@ -1,0 +1,362 @@
+# Output a user can trust (issue 22, items 8 and 9): the dashboard at 80x24 and wider, and the
+# plots' axes, colours and titles. exec'd by tests/run.py with its globals (test, run, rows,
+# analyse, eq, wait_for, Skip, craft, chromium, ...); names here start with ui_ so they do not
+# shadow run.py's.
+import socket as ui_socket
+import struct as ui_struct
+
+
+class UiConn6(craft.Conn):
+    """craft.Conn over IPv6."""
+
+    def _frame(self, src, dst, seg):
+        ip = ui_struct.pack("!IHBB16s16s", 6 << 28, len(seg), 6, 64,
+                            ui_socket.inet_pton(ui_socket.AF_INET6, src),
+                            ui_socket.inet_pton(ui_socket.AF_INET6, dst))
+        return craft.ether(ip + seg, 0x86DD)
+
+    def c(self, dt, flags, seq, ack, **kw):
+        self.t += dt
+        self.out.append((self.t, self._frame(self.cip, self.sip, craft.tcp(
+            self.cport, self.sport, self.cisn + seq, self.sisn + ack, flags, **kw))))
+
+    def s(self, dt, flags, seq, ack, **kw):
+        self.t += dt
+        self.out.append((self.t, self._frame(self.sip, self.cip, craft.tcp(
+            self.sport, self.cport, self.sisn + seq, self.cisn + ack, flags, **kw))))
+
+
+def ui_flow(c, rtt, segs, loss=False, req=b"GET / HTTP/1.1\r\nHost: x\r\n\r\n"):
+    """One HTTP exchange seen next to the client: handshake of round trip rtt, a request,
+    segs full segments back to back, the client's ACK a round trip later and four more
+    segments on its heels (a cwnd verdict, IW segs); with loss the third segment of the
+    flight never shows (a hole: no verdict)."""
+    mss = 1460
+    n = len(req)
+    c.c(0, "S", 0, 0, opts=craft.tcp_options(mss=mss))
+    c.s(rtt, "SA", 0, 1, opts=craft.tcp_options(mss=mss))
+    c.c(0.0001, "A", 1, 1)
+    c.c(0.0001, "PA", 1, 1, payload=req)
+    for i in range(segs):
+        if not (loss and i == 2):
+            c.s(rtt if i == 0 else 0.00001, "A", 1 + mss * i, 1 + n, payload=bytes(mss))
+    c.c(rtt, "A", 1 + n, 1 + mss * (2 if loss else segs))
+    for i in range(segs, segs + 4):
+        c.s(0.00001, "A", 1 + mss * i, 1 + n, payload=bytes(mss))
+    end = 1 + mss * (segs + 4)
+    c.c(rtt, "A", 1 + n, 1 + mss * 2 if loss else end)
+    c.c(0.001, "FA", 1 + n, end)
+    c.s(0.001, "FA", end, 2 + n)
+    c.c(0.001, "A", 2 + n, end + 1)
+    return c.out
+
+
+UI_YOUTUBE = b"GET / HTTP/1.1\r\nHost: www.youtube.com\r\n\r\n"     # nDPI: HTTP.YouTube
+UI_PROXY = b"GET http://example.com/ HTTP/1.1\r\nHost: example.com\r\n\r\n"  # HTTP.HTTP_Proxy
+UI_V6_SERVER = "2001:db8:aaaa:bbbb:cccc:dddd:eeee:1"
+UI_V6_CLIENT = "2001:db8:1111:2222:3333:4444:5555:6666"
+
+
+def ui_capture(tmp):
+    """Six flows, one after another: two IW10 flows to a YouTube-named server, two flows to
+    another server that both lose a segment of their first flight, an IW16 flow to an IPv6
+    server through an HTTP proxy (a long app name), and an IW4 flow. Handshake RTTs from
+    0.4 ms to 300 ms."""
+    t = 1700000000.0
+    pk = []
+    pk += ui_flow(craft.Conn(cport=41000, sport=80, sip="198.51.100.20", t0=t), 0.0004, 10, req=UI_YOUTUBE)
+    pk += ui_flow(craft.Conn(cport=41001, sport=80, sip="198.51.100.20", t0=t + 1), 0.004, 10, req=UI_YOUTUBE)
+    pk += ui_flow(craft.Conn(cport=42000, sport=80, sip="198.51.100.30", t0=t + 2), 0.02, 10, loss=True)
+    pk += ui_flow(craft.Conn(cport=42001, sport=80, sip="198.51.100.30", t0=t + 3), 0.02, 10, loss=True)
+    pk += ui_flow(UiConn6(cip=UI_V6_CLIENT, sip=UI_V6_SERVER, cport=43000, sport=8080, t0=t + 4),
+                  0.03, 16, req=UI_PROXY)
+    pk += ui_flow(craft.Conn(cport=44000, sport=80, sip="198.51.100.40", t0=t + 5), 0.3, 4)
+    p = os.path.join(tmp, "ui.pcap")
+    craft.write_pcap(p, sorted(pk, key=lambda x: x[0]))
+    return p
+
+
+# The dashboard in a tmux server of each test's own: run.py's socket may be in use by a test
+# run of another tree, and a server just killed may still hold its socket.
+UI_TMUX = ["iwscope-ui-%d-0" % os.getpid()]
+
+
+def ui_tmux(*args):
+    return subprocess.run(["tmux", "-L", UI_TMUX[0]] + list(args), stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True)
+
+
+def ui_tmux_end():
+    """Stops this test's tmux server and removes its socket (tmux leaves it behind)."""
+    ui_tmux("kill-server")
+    sock = os.path.join(os.environ.get("TMUX_TMPDIR", "/tmp"), "tmux-%d" % os.getuid(), UI_TMUX[0])
+    if os.path.exists(sock):
+        os.unlink(sock)
+
+
+def ui_screen():
+    """The pane as lines, trailing blanks removed."""
+    return [l.rstrip() for l in ui_tmux("capture-pane", "-p", "-t", "ui").stdout.split("\n")]
+
+
+def ui_start(binary, tmp, cols, lines):
+    if not shutil.which("tmux"):
+        raise Skip("tmux not installed")
+    UI_TMUX[0] = "iwscope-ui-%d-%s" % (os.getpid(), os.path.basename(tmp))
+    pcap, db = ui_capture(tmp), os.path.join(tmp, "ui.db")
+    cmd = "%s -r %s --replay=50 -o %s; echo EXITED rc=$?; sleep 60" % (binary, pcap, db)
+    r = ui_tmux("new-session", "-d", "-s", "ui", "-x", str(cols), "-y", str(lines), cmd)
+    if r.returncode != 0:
+        raise AssertionError("tmux: " + r.stderr)
+    wait_for(lambda: "6 flows" in ui_screen()[0], 60, "the six flows")
+    return db
+
+
+def ui_quit():
+    ui_tmux("send-keys", "-t", "ui", "q")
+    wait_for(lambda: any("EXITED" in l for l in ui_screen()), 20, "the exit")
+    out = "\n".join(ui_screen())
+    assert "EXITED rc=0" in out and "Sanitizer" not in out and "runtime error" not in out, out
+
+
+def ui_title(want, timeout):
+    """Waits for the title line to read want; fails with the line it reads."""
+    try:
+        wait_for(lambda: ui_screen()[0] == want, timeout, "the title")
+    except AssertionError:
+        eq(ui_screen()[0], want, "title")
+
+
+def ui_pane_rows(screen, heading):
+    """The table under heading: its column line and its rows up to the next blank line or
+    heading."""
+    i = next(k for k, l in enumerate(screen) if l.startswith(heading))
+    out = []
+    for l in screen[i + 1:]:
+        if not l or l.startswith("Recent flows") or l.startswith("q quit"):
+            break
+        out.append(l)
+    return out
+
+
+UI_HELP = "q quit  p pause  / filter  Tab pane  j/k scroll  s sort  ? help"
+
+
+@test("dashboard-80x24-title-verdicts-help", ("release", "asan"))
+def t_ui_80x24(binary, tmp):
+    """At 80x24 the title keeps 'replay finished', PAUSED and the filter (the rates and the
+    source give way), the help line is whole, every server's and flow's verdict is in its
+    column (an IPv6 address with port, a long app name and a name share the line), the server
+    whose flows all lost data shows '-', and '/' matches in any case."""
+    try:
+        db = ui_start(binary, tmp, 80, 24)
+        # rates fall to 0 at the first redraw after the end; the source is the first to go
+        title = " iwscope  0 pkt/s  0.0 flows/s  6 flows  0 open  [replay finished: q quits]"
+        ui_title(title, 10)
+        s = ui_screen()
+        eq(len(s[23]), len(UI_HELP), "help line length")
+        eq(s[23], UI_HELP, "help line")
+        eq(ui_pane_rows(s, "Top servers"), [
+            "server                                     flows exact IW   app    name",
+            "198.51.100.20:80                               2     2 IW10 HTTP.~ www.youtube.~",
+            "198.51.100.30:80                               2     0 -    HTTP   x",
+            "198.51.100.40:80                               1     1 IW4  HTTP   x",
+            "[2001:db8:aaaa:bbbb:cccc:dddd:eeee:1]:8080     1     1 IW16 HTTP.~ example.com"], "servers at 80x24")
+        recent = ui_pane_rows(s, "Recent flows")
+        eq(recent[0].split(), ["client", "server", "app", "c_win", "s_win", "server", "ff", "class"], "recent head")
+        eq([l.split()[-1] for l in recent[1:]], ["IW4", "IW16", "-", "-", "IW10"], "recent verdicts, newest first")
+        eq([l.split()[-3:-1] for l in recent[1:]], [["4", "cwnd"], ["16", "cwnd"], ["9", "loss"],
+                                                   ["9", "loss"], ["10", "cwnd"]], "first flights")
+        v6 = recent[2].split()
+        assert v6[0].startswith("~") and v6[1].startswith("~") and v6[1].endswith("]:8080"), recent[2]
+        assert UI_V6_CLIENT.endswith(v6[0][1:]) and ("[%s]:8080" % UI_V6_SERVER).endswith(v6[1][1:]), recent[2]
+        assert all(len(l) <= 80 for l in s), s
+        eq(s[2][:40].rstrip(), "cwnd 4 loss 2", "verdict counts (closer together, zeros left out, to fit)")
+        # paused, then a filter in other case than the app name (HTTP.HTTP_Proxy)
+        ui_tmux("send-keys", "-t", "ui", "p")
+        wait_for(lambda: "[PAUSED]" in ui_screen()[0], 5, "PAUSED")
+        ui_tmux("send-keys", "-t", "ui", "/", "proxy", "Enter")
+        title = " iwscope  6 flows  0 open  [PAUSED]  [filter: proxy]  [replay finished: q quits]"
+        ui_title(title, 5)
+        s = ui_screen()
+        eq(s[23], UI_HELP, "help line, filtered")
+        eq(ui_pane_rows(s, "Top servers")[1:], [
+            "[2001:db8:aaaa:bbbb:cccc:dddd:eeee:1]:8080     1     1 IW16 HTTP.HT~ example.com"], "servers, filtered")
+        eq([l.split()[-1] for l in ui_pane_rows(s, "Recent flows")[1:]], ["IW16"], "recent, filtered")
+        # a filter longer than the room left keeps its end in sight
+        ui_tmux("send-keys", "-t", "ui", "/", "Escape")
+        ui_tmux("send-keys", "-t", "ui", "/", "a-filter-much-longer-than-the-title-has-room-for", "Enter")
+        wait_for(lambda: "room-for]" in ui_screen()[0], 5, "the long filter")
+        t = ui_screen()[0]
+        assert t.startswith(" iwscope  [PAUSED]  [filter: ~") and t.endswith("room-for]  [replay finished: q quits]") \
+            and len(t) <= 80, t
+        ui_tmux("send-keys", "-t", "ui", "/", "Escape")
+        ui_quit()
+        eq(len(rows(db)), 6, "flows in the database")
+    finally:
+        ui_tmux_end()
+
+
+@test("dashboard-wide-terminal-widens-columns", ("release", "asan"))
+def t_ui_wide(binary, tmp):
+    """On a wider terminal the columns grow to what they show: whole IPv6 addresses with
+    their ports, whole app names; at 80 columns the same rows were cut (previous test)."""
+    try:
+        ui_start(binary, tmp, 150, 30)
+        wait_for(lambda: "0 pkt/s" in ui_screen()[0], 10, "the rates to settle")
+        s = ui_screen()
+        eq(ui_pane_rows(s, "Top servers"), [
+            "server                                     flows exact IW   app             name",
+            "198.51.100.20:80                               2     2 IW10 HTTP.YouTube    www.youtube.com",
+            "198.51.100.30:80                               2     0 -    HTTP            x",
+            "198.51.100.40:80                               1     1 IW4  HTTP            x",
+            "[2001:db8:aaaa:bbbb:cccc:dddd:eeee:1]:8080     1     1 IW16 HTTP.HTTP_Proxy example.com"], "servers at 150 columns")
+        recent = ui_pane_rows(s, "Recent flows")
+        eq(recent[2].split(), [UI_V6_CLIENT, "[%s]:8080" % UI_V6_SERVER, "HTTP.HTTP_Proxy", "64240",
+                               "64240", "16", "cwnd", "IW16"], "the IPv6 flow, whole")
+        eq(len(recent), 7, "every flow")
+        assert s[0].startswith(" iwscope  %s  0 pkt/s" % os.path.join(tmp, "ui.pcap")), s[0]
+        ui_quit()
+    finally:
+        ui_tmux_end()
+
+
+# ---------------------------------------------------------------------------------------------
+# Plots
+
+UI_SVG = "{http://www.w3.org/2000/svg}"
+
+
+def ui_plots(binary, tmp):
+    """The crafted capture and the demo as two runs of one database, plotted; each chart as
+    an ElementTree (a strict XML parser: a malformed file fails here)."""
+    import xml.etree.ElementTree as ET
+    cap, demo = ui_capture(tmp), os.path.join(PCAPS, "demo.pcap")
+    db = analyse(binary, [cap], tmp, name="p.db")
+    analyse(binary, [demo], tmp, name="p.db")
+    out = os.path.join(tmp, "plots")
+    run(["plot", db, "-o", out], binary, 0)
+    charts = {f[:-4]: ET.parse(os.path.join(out, f)).getroot() for f in os.listdir(out)}
+    eq(sorted(charts), ["ff_bytes_cdf", "iw_histogram", "rtt_vs_ff", "syn_window"], "charts")
+    return db, cap, demo, charts
+
+
+def ui_all(root, tag, cls=None):
+    return [e for e in root.iter(UI_SVG + tag) if cls is None or e.get("class") == cls]
+
+
+def ui_ticks(root, axis):
+    line = [e for e in ui_all(root, "line", "axis") if e.get("data-axis") == axis]
+    assert line, "no %s axis line (class axis, data-axis, data-scale)" % axis
+    line = line[0]
+    ticks = [e for e in ui_all(root, "text", "tick") if e.get("data-axis") == axis]
+    for e in ticks:  # the label a reader sees is the value: 500, 0.2, 5k, 2M
+        t = e.text
+        v = float(t[:-1]) * {"k": 1e3, "M": 1e6}[t[-1]] if t[-1] in "kM" else float(t)
+        assert abs(v - float(e.get("data-value"))) <= 1e-9 * abs(v), (t, e.get("data-value"))
+    return line.get("data-scale"), [float(e.get("data-value")) for e in ticks]
+
+
+def ui_is125(v):
+    """v is 1, 2 or 5 x 10^k."""
+    import math
+    if v <= 0:
+        return False
+    k = math.floor(math.log10(v) + 1e-9)
+    return any(abs(v - m * 10.0 ** k) <= 1e-9 * v for m in (1, 2, 5))
+
+
+@test("plots-round-ticks-log-rtt-no-loss", ("release", "asan"))
+def t_ui_plot_axes(binary, tmp):
+    """Every tick is round: linear axes start at 0 and step by 1, 2 or 5 x 10^k, log axes tick
+    at 1, 2, 5 x 10^k. Handshake RTTs from 0.4 ms to 300 ms get a log axis; the two flows
+    whose first flight lost a segment are no points of the RTT / first-flight scatter (nor in
+    the IW histogram or the CDF), and every other flow is one."""
+    db, _, _, charts = ui_plots(binary, tmp)
+    loss = rows(db, "SELECT rtt_us FROM flows WHERE s_iw_limit = 'loss'")
+    eq(len(loss), 2, "loss flows in the database")
+    want = sorted((r["s_iw_limit"], round(r["rtt_us"] / 1000.0, 3), r["s_iw_bytes"]) for r in rows(
+        db, "SELECT s_iw_limit, rtt_us, s_iw_bytes FROM flows WHERE s_iw_limit <> 'loss'"))
+    got = sorted((e.get("data-series"), float(e.get("data-rtt-ms")), int(e.get("data-bytes")))
+                 for e in ui_all(charts["rtt_vs_ff"], "circle", "point"))
+    eq(got, want, "scatter points: every flow but the loss ones")
+    eq(len(got), 14, "points")
+    hist = sum(int(e.get("data-value")) for e in ui_all(charts["iw_histogram"], "rect", "bar"))
+    eq(hist, 14, "flows in the IW histogram")
+    cdf = sum(int(e.get("data-flows")) for e in ui_all(charts["ff_bytes_cdf"], "polyline", "cdf"))
+    eq(cdf, 14, "flows in the CDF")
+    scales = {}
+    for name, root in sorted(charts.items()):
+        for axis in ("x", "y"):
+            scale, ticks = ui_ticks(root, axis)
+            scales[name + "." + axis] = scale
+            if scale == "category":
+                eq(ticks, [], name + " category axis ticks")
+                continue
+            assert len(ticks) >= 2, (name, axis, ticks)
+            if scale == "log":
+                assert all(ui_is125(v) for v in ticks), (name, axis, ticks)
+            else:
+                step = ticks[1] - ticks[0]
+                assert ticks[0] == 0 and ui_is125(step), (name, axis, ticks)
+                assert all(abs(b - a - step) < 1e-9 * step for a, b in zip(ticks, ticks[1:])), (name, axis, ticks)
+    eq(scales, {"ff_bytes_cdf.x": "log", "ff_bytes_cdf.y": "linear", "iw_histogram.x": "category",
+                "iw_histogram.y": "linear", "rtt_vs_ff.x": "log", "rtt_vs_ff.y": "log",
+                "syn_window.x": "category", "syn_window.y": "linear"}, "axis scales")
+    # RTT 0.5 .. 300.1 ms: at most 3 decades, 1-2-5 ticks; bytes 40 .. 23360: decades
+    eq(ui_ticks(charts["rtt_vs_ff"], "x")[1], [0.5, 1, 2, 5, 10, 20, 50, 100, 200, 500], "RTT ticks")
+    eq(ui_ticks(charts["rtt_vs_ff"], "y")[1], [10, 100, 1000, 10000, 100000], "first-flight bytes ticks")
+    eq(ui_ticks(charts["iw_histogram"], "y")[1], [0, 1, 2, 3, 4], "flow count ticks")
+    eq(ui_ticks(charts["ff_bytes_cdf"], "y")[1], [0, 0.2, 0.4, 0.6, 0.8, 1], "fraction ticks")
+
+
+@test("plots-titles-and-colours", ("release", "asan"))
+def t_ui_plot_titles(binary, tmp):
+    """Each title names its chart with the flows drawn of those in the database, the line
+    under it the source (both runs) and what was left out; a colour means one thing in every
+    chart: each verdict its own (cwnd the same green in the histogram and the scatter), the
+    two sides two others, the applications greys that are no verdict's."""
+    db, cap, demo, charts = ui_plots(binary, tmp)
+    def text(root, cls):
+        e = ui_all(root, "text", cls) or (ui_all(root, "text")[:1] if cls == "title" else [])
+        return "".join(e[0].itertext()) if e else None
+    src = cap + ", " + demo
+    titles = {n: (text(r, "title"), text(r, "subtitle"), r.get("data-source"), r.get("data-flows"),
+                  r.get("data-total")) for n, r in charts.items()}
+    dash = " \u2014 "
+    eq(titles, {
+        "iw_histogram": ("Server initial windows, 14 of 16 flows",
+                         src + dash + "11 exact (cwnd), 3 lower bounds; left out: 2 loss (no verdict)",
+                         src, "14", "16"),
+        "ff_bytes_cdf": ("Server first-flight bytes by application (CDF), 14 of 16 flows",
+                         src + dash + "left out: 2 loss (no verdict)", src, "14", "16"),
+        "syn_window": ("SYN window classes, 16 flows",
+                       src + dash + "16 client SYNs, 16 server SYNs (SYN-ACK) seen", src, "16", "16"),
+        "rtt_vs_ff": ("Handshake RTT vs server first-flight size, 14 of 16 flows",
+                      src + dash + "left out: 2 loss (no verdict)", src, "14", "16"),
+    }, "titles")
+    # colours by meaning, across the charts
+    seen = {}
+    def note(meaning, colour):
+        seen.setdefault(meaning, set()).add(colour)
+    for e in ui_all(charts["iw_histogram"], "rect", "bar"):
+        note(e.get("data-limit"), e.get("fill"))
+    for e in ui_all(charts["rtt_vs_ff"], "circle", "point"):
+        note(e.get("data-series"), e.get("fill"))
+    for e in ui_all(charts["syn_window"], "rect", "bar"):
+        note("side " + e.get("data-series"), e.get("fill"))
+    eq(sorted(seen), ["app", "cwnd", "side client", "side server"], "meanings drawn")
+    assert all(len(c) == 1 for c in seen.values()), seen
+    colour = {m: c.pop() for m, c in seen.items()}
+    eq(len(set(colour.values())), len(colour), "one colour per meaning: %r" % colour)
+    eq(colour["cwnd"], "#2e7d32", "cwnd (exact) green")
+    exact = [e.get("data-series") for e in ui_all(charts["iw_histogram"], "rect", "bar") if e.get("data-limit") == "cwnd"]
+    assert exact and set(exact) == {"exact (cwnd)"}, exact
+    apps = {e.get("stroke") for e in ui_all(charts["ff_bytes_cdf"], "polyline", "cdf")}
+    assert apps and not apps & set(colour.values()), (apps, colour)
+    # legends say the same: each legend label's swatch is its meaning's colour
+    for name, key in (("iw_histogram", lambda l: l.split(": ")[-1].replace("exact (cwnd)", "cwnd")),
+                      ("rtt_vs_ff", lambda l: l.split(" (")[0]),
+                      ("syn_window", lambda l: "side " + l)):
+        for e in ui_all(charts[name], "text", "legend"):
+            eq(e.get("data-colour"), colour[key(e.text)], "%s legend %r" % (name, e.text))
