@@ -28,7 +28,9 @@ struct name_hunt {
 		struct names_buf *buf; /* !done: the request being reassembled, or NULL */
 		char *name;            /* done: the host part, lower case, or NULL */
 	} u;
+	uint32_t next;             /* sequence number of the first client byte not seen in order */
 	uint8_t segs;              /* client payload segments looked at */
+	bool known;                /* next is */
 	bool done;                 /* found, or NAMES_HUNT_SEGS looked at: nothing more to do */
 };
 
@@ -37,6 +39,10 @@ struct names_pool {
 	uint32_t live, peak;
 	uint64_t refused;
 };
+
+/* The client's first byte has sequence number seq (its SYN's plus one). Call before its first
+ * payload segment, when the SYN was seen: a first segment that came out of order is then held. */
+void names_start(struct name_hunt *h, uint32_t seq);
 
 /* Looks at one client payload segment: cap captured bytes at payload, the first at sequence
  * number seq (the SYN's own number comes before). Call only while !h->done. */

@@ -317,8 +317,13 @@ int engine_packet(engine *e, int dlt, const uint8_t *data, uint32_t caplen, uint
 			return -1;
 		}
 	}
-	if (e->hunt && dir == 0 && !f->hunt.done && p.payload_cap) /* data on a SYN follows its number */
-		names_segment(&f->hunt, &e->names, p.payload, p.payload_cap, p.seq + ((p.flags & TH_SYN) != 0));
+	if (e->hunt && dir == 0 && !f->hunt.done) { /* data on a SYN follows its number */
+		uint32_t seq = p.seq + ((p.flags & TH_SYN) != 0);
+		if (p.flags & TH_SYN)
+			names_start(&f->hunt, seq);
+		if (p.payload_cap)
+			names_segment(&f->hunt, &e->names, p.payload, p.payload_cap, seq);
+	}
 	flow_side_update(dir == 0 ? &f->c : &f->s, &p);
 	flow_touch(e->flows, f);
 	if (e->opts.early_rows && verdicts_final(e, f)) {

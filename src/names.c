@@ -3,7 +3,7 @@
  * parsed where it lies; a request cut by a segment end is copied into a buffer of its own
  * (bounded, one per flow, freed once it is parsed) and completed from the following segments
  * by their sequence numbers, so retransmissions and segments out of order land where they
- * belong. A flow is looked at for NAMES_HUNT_SEGS client segments at most: the cost per
+ * belong, and a segment past a hole is held until the hole fills. A flow is looked at for NAMES_HUNT_SEGS client segments at most: the cost per
  * packet is a test of a flag for every other packet. */
 #include "names.h"
 
@@ -257,9 +257,11 @@ static void found(struct name_hunt *h, struct names_pool *pool, const char *name
 	h->done = true;
 }
 
-/* Starts holding a request whose first cap bytes are at payload, sequence number seq. */
-static void hold(struct name_hunt *h, struct names_pool *pool, const uint8_t *payload, uint32_t cap,
-                 uint32_t seq)
+static bool place(struct names_buf *b, const uint8_t *payload, uint32_t cap, uint32_t seq, bool *outside);
+
+/* Starts holding the client's bytes from sequence number start, with a segment's in place. */
+static void hold(struct name_hunt *h, struct names_pool *pool, uint32_t start, const uint8_t *payload,
+                 uint32_t cap, uint32_t seq)
 {
 	if (pool->live >= NAMES_HUNT_BUFS || !(h->u.buf = malloc(sizeof(*h->u.buf)))) {
 		pool->refused++;
@@ -268,10 +270,10 @@ static void hold(struct name_hunt *h, struct names_pool *pool, const uint8_t *pa
 	if (++pool->live > pool->peak)
 		pool->peak = pool->live;
 	struct names_buf *b = h->u.buf;
-	b->start = seq;
-	b->nr = 0;
-	b->have = cap < sizeof(b->data) ? cap : (uint32_t)sizeof(b->data);
-	memcpy(b->data, payload, b->have);
+	b->start = start;
+	b->have = b->nr = 0;
+	bool outside;
+	place(b, payload, cap, seq, &outside);
 }
 
 /* Puts a segment where it belongs in b. Whether the bytes without a hole grew; *outside: the
@@ -320,6 +322,14 @@ static bool place(struct names_buf *b, const uint8_t *payload, uint32_t cap, uin
 	return true;
 }
 
+void names_start(struct name_hunt *h, uint32_t seq)
+{
+	if (!h->known && !h->done) {
+		h->next = seq;
+		h->known = true;
+	}
+}
+
 void names_segment(struct name_hunt *h, struct names_pool *pool, const uint8_t *payload,
                    uint32_t cap, uint32_t seq)
 {
@@ -327,6 +337,7 @@ void names_segment(struct name_hunt *h, struct names_pool *pool, const uint8_t *
 		return;
 	h->segs++;
 	char out[NAMES_MAX];
+	int32_t ahead = h->known ? (int32_t)(seq - h->next) : 0; /* > 0: bytes before it not seen */
 	bool fresh = !h->u.buf;
 	if (h->u.buf) {
 		bool outside;
@@ -351,8 +362,17 @@ void names_segment(struct name_hunt *h, struct names_pool *pool, const uint8_t *
 			return;
 		}
 		if (r == NAMES_MORE)
-			hold(h, pool, payload, cap, seq);
+			hold(h, pool, seq, payload, cap, seq);
+		else if (ahead > 0 && ahead < NAMES_HUNT_BYTES)
+			/* out of order: what fills the hole may begin a request this segment goes on */
+			hold(h, pool, h->next, payload, cap, seq);
 	}
+	if (!h->known || (ahead <= 0 && (int32_t)(seq + cap - h->next) > 0)) {
+		h->next = seq + cap;
+		h->known = true;
+	}
+	if (h->u.buf && (int32_t)(h->u.buf->start + h->u.buf->have - h->next) > 0)
+		h->next = h->u.buf->start + h->u.buf->have; /* a hole filled: what was held past it */
 	if (h->segs >= NAMES_HUNT_SEGS) {
 		drop_buf(h, pool);
 		h->done = true;

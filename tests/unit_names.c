@@ -181,6 +181,27 @@ static void test_hunt(void)
 	CHECK(h.done && pool.live == 0 && names_name(&h) && strcmp(names_name(&h), "split.example") == 0);
 	names_free(&h, &pool);
 
+	/* the second half before the first (the SYN seen): held past the hole until it fills */
+	names_start(&h, isn);
+	seg(&h, &pool, b, 100, n - 100, isn);
+	CHECK(!h.done && pool.live == 1);
+	seg(&h, &pool, b, 0, 100, isn);
+	CHECK(h.done && pool.live == 0 && names_name(&h) && strcmp(names_name(&h), "split.example") == 0);
+	names_free(&h, &pool);
+	/* ... and without the SYN the first segment seen is where the stream begins for it */
+	seg(&h, &pool, b, 100, n - 100, isn);
+	seg(&h, &pool, b, 0, 100, isn);
+	CHECK(!h.done && pool.live == 1);
+	names_free(&h, &pool);
+
+	/* a hole that begins with something else than a request: nothing held any more */
+	names_start(&h, 500);
+	seg(&h, &pool, b, 100, 50, 500);
+	CHECK(pool.live == 1);
+	seg(&h, &pool, (const uint8_t *)"\x05\x01\x00", 0, 3, 500);
+	CHECK(!h.done && pool.live == 0);
+	names_free(&h, &pool);
+
 	/* after other messages (a proxy's or STARTTLS exchange): found in the third segment */
 	seg(&h, &pool, (const uint8_t *)"\x05\x01\x00", 0, 3, 1);
 	seg(&h, &pool, (const uint8_t *)"\x05\x01\x00\x03\x0bwww.x.example\x01\xbb", 0, 20, 4);
