@@ -81,8 +81,19 @@ def _tshark(path, extra):
     return out
 
 
+_cache = {}
+
+
 def tshark_names(pcaps, tmp, jobs=None):
-    """{pcap: [(stream, client ip, client port, server ip, server port, first name)]}."""
+    """{pcap: [(stream, client ip, client port, server ip, server port, first name)]}, read
+    once per process for the same files (a test's release and ASan runs share it)."""
+    key = tuple((p, os.stat(p).st_mtime_ns) for p in pcaps)
+    if key not in _cache:
+        _cache[key] = _tshark_names(pcaps, tmp, jobs)
+    return _cache[key]
+
+
+def _tshark_names(pcaps, tmp, jobs=None):
     jobs = jobs or os.cpu_count() or 2
 
     def convert(i, p):
@@ -139,9 +150,12 @@ def tshark_names(pcaps, tmp, jobs=None):
 
 def stored_names(binary, pcap, db, env=None):
     """{(client ip, client port, server ip, server port): [server_name, ...]} or None when
-    iwscope wrote no database."""
-    subprocess.run([binary, "-q", "-r", pcap, "-o", db], stdout=subprocess.DEVNULL,
-                   stderr=subprocess.PIPE, env=env, timeout=300)
+    iwscope wrote no database. A sanitizer's report raises AssertionError."""
+    r = subprocess.run([binary, "-q", "-r", pcap, "-o", db], stdout=subprocess.DEVNULL,
+                       stderr=subprocess.PIPE, env=env, timeout=300)
+    err = r.stderr.decode(errors="replace")
+    if "Sanitizer" in err or "runtime error:" in err:
+        raise AssertionError("%s: sanitizer report:\n%s" % (pcap, err[-3000:]))
     if not os.path.exists(db):
         return None
     con = sqlite3.connect(db)
