@@ -1,4 +1,5 @@
-/* nDPI: the application protocol and server name of each flow. nDPI sees a flow from its first
+/* nDPI: the application protocol of each flow, and a server name where names.c (the name the
+ * client asked for) found none. nDPI sees a flow from its first
  * payload packet only until it has decided (or after max_pkts packets, when it guesses from ports); then its state is freed,
  * so a decided flow holds three protocol ids and its server name, nothing of nDPI's. */
 #include "dpi.h"
