@@ -151,7 +151,7 @@ soak: deps
 FUZZ_SECONDS ?= 600
 FUZZ_SRCS := $(filter-out src/main.c,$(SRCS))
 FUZZ_TARGETS := $(BUILD)/fuzz_decode $(BUILD)/fuzz_options $(BUILD)/fuzz_capture $(BUILD)/fuzz_pcapfile \
-                $(BUILD)/fuzz_flight
+                $(BUILD)/fuzz_flight $(BUILD)/fuzz_names
 # the in-place pcap reader against libpcap, with one-page windows so records straddle them
 $(BUILD)/fuzz_pcapfile: FUZZ_DEFS = -DFILEREAD_WINDOW=4096
 fuzzers: $(FUZZ_TARGETS)
