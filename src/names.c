@@ -3,8 +3,9 @@
  * parsed where it lies; a request cut by a segment end is copied into a buffer of its own
  * (bounded, one per flow, freed once it is parsed) and completed from the following segments
  * by their sequence numbers, so retransmissions and segments out of order land where they
- * belong, and a segment past a hole is held until the hole fills. A flow is looked at for NAMES_HUNT_SEGS client segments at most: the cost per
- * packet is a test of a flag for every other packet. */
+ * belong, and a segment past a hole is held until the hole fills. A flow is looked at for
+ * NAMES_HUNT_SEGS client segments at most; after that, or once its name is found, each of its
+ * packets costs the engine one test of a flag. */
 #include "names.h"
 
 #include <stdlib.h>
