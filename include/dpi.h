@@ -39,7 +39,8 @@ void dpi_packet(dpi_ctx *d, struct dpi_state *st, const uint8_t *ip, uint32_t ip
 bool dpi_decided(const struct dpi_state *st);
 
 /* Decides st if it is not (nDPI guesses), frees nDPI's state, and fills rec's application
- * fields (rec may be NULL). st->server_name stays until dpi_state_free. */
+ * fields (rec may be NULL); server_name only when rec has none yet (the name the client asked
+ * for, names.c, comes first). st->server_name stays until dpi_state_free. */
 void dpi_finish(dpi_ctx *d, struct dpi_state *st, struct flow_record *rec);
 
 /* Frees what st holds (after dpi_finish). */

@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "names.h"
 #include "pkt.h"
 
 #define SYN_LAYOUT_MAX 16
@@ -146,6 +147,7 @@ struct flow {
 	uint64_t syn_us, synack_us, ack_us;
 	struct side c, s;          /* client (sent the SYN) and server */
 	struct dpi_state dpi;      /* nDPI on this thread (no DPI stage) */
+	struct name_hunt hunt;     /* the name the client asks for (names.c), on this thread always */
 	uint64_t key;              /* serial number within the run: the row's flow_key */
 	uint16_t dpi_sent;         /* payload packets handed to the DPI stage */
 	bool written;              /* its row was written early (verdicts final before its end) */

@@ -91,7 +91,8 @@ CREATE TABLE flows (
   end_reason    text,                -- fin | rst | idle | evicted | reuse | capture_end
   app_proto     text,                -- nDPI master.app, e.g. TLS.YouTube; Unknown if undetected
   app_category  text,
-  server_name   text,                -- TLS SNI, HTTP Host, ...
+  server_name   text,                -- the host the client asked for (TLS SNI, HTTP Host without
+                                    -- its :port, an IPv6 literal in brackets), else nDPI's (SSH banner, ...)
   dpi_method    text,                -- payload | guess | none
   flow_key      bigint NOT NULL     -- the flow's number within its run
 );

@@ -98,7 +98,8 @@ CREATE TABLE flows (
   end_reason    TEXT,                -- fin | rst | idle | evicted | reuse | capture_end
   app_proto     TEXT,                -- nDPI master.app, e.g. TLS.YouTube; Unknown if undetected
   app_category  TEXT,
-  server_name   TEXT,                -- TLS SNI, HTTP Host, ...
+  server_name   TEXT,                -- the host the client asked for (TLS SNI, HTTP Host without
+                                    -- its :port, an IPv6 literal in brackets), else nDPI's (SSH banner, ...)
   dpi_method    TEXT,                -- payload | guess | none
   flow_key      INTEGER NOT NULL,    -- the flow's number within its run
   FOREIGN KEY (probe, run_id) REFERENCES runs (probe, id)

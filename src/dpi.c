@@ -1,4 +1,5 @@
-/* nDPI: the application protocol and server name of each flow. nDPI sees a flow from its first
+/* nDPI: the application protocol of each flow, and a server name where names.c (the name the
+ * client asked for) found none. nDPI sees a flow from its first
  * payload packet only until it has decided (or after max_pkts packets, when it guesses from ports); then its state is freed,
  * so a decided flow holds three protocol ids and its server name, nothing of nDPI's. */
 #include "dpi.h"
@@ -96,6 +97,10 @@ static void settle(dpi_ctx *d, struct dpi_state *st, ndpi_protocol pr, enum dpi_
 		name = nf->protos.ssh.server_signature;
 		cap = sizeof(nf->protos.ssh.server_signature);
 	}
+	/* nDPI 4.2 cuts an HTTP Host at its first ':', so an IPv6 literal becomes "[2001": no name
+	 * rather than a piece of one (names.c reads the whole Host) */
+	if (name[0] == '[' && !memchr(name, ']', strnlen(name, cap)))
+		name = "";
 	if (name[0] && !st->server_name) {
 		size_t n = strnlen(name, cap);
 		st->server_name = malloc(n + 1);
@@ -177,7 +182,8 @@ void dpi_finish(dpi_ctx *d, struct dpi_state *st, struct flow_record *rec)
 		snprintf(rec->app_proto, sizeof(rec->app_proto), "Unknown");
 		snprintf(rec->app_category, sizeof(rec->app_category), "Unspecified");
 	}
-	snprintf(rec->server_name, sizeof(rec->server_name), "%s", st->server_name ? st->server_name : "");
+	if (!rec->server_name[0] && st->server_name) /* names.c's, read from the client, come first */
+		snprintf(rec->server_name, sizeof(rec->server_name), "%s", st->server_name);
 	rec->dpi_method = st->method == DPI_PAYLOAD ? RDPI_PAYLOAD
 	                  : st->method == DPI_GUESS ? RDPI_GUESS : RDPI_NONE;
 }

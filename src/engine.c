@@ -2,6 +2,7 @@
  * the hand-over of finished flows to the sinks. No allocation per packet. */
 #include "engine.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,6 +33,8 @@ struct engine {
 	uint64_t backlog;          /* the stage's modelled backlog, cycles (config.h) */
 	uint64_t dpi_cost_sum;     /* modelled cycles of every nDPI call so far: their mean per flow
 	                            * is what a new flow is expected to cost */
+	struct names_pool names;   /* requests held while incomplete (names.c) */
+	bool hunt;                 /* nDPI is on: look for the names clients ask for */
 	uint64_t reasons[DECODE_NREASONS];
 	int failed;                /* a sink failed: stop writing */
 };
@@ -101,6 +104,7 @@ engine *engine_new(const struct engine_opts *o, struct sink *sinks, unsigned nsi
 	} else {
 		e->dpi = dpi;
 	}
+	e->hunt = dpi != NULL;
 	return e;
 }
 
@@ -155,6 +159,7 @@ void engine_free(engine *e)
 		if (d)
 			dpi_finish(d, &f->dpi, NULL);
 		dpi_state_free(&f->dpi);
+		names_free(&f->hunt, &e->names);
 		flow_remove(e->flows, f);
 	}
 	dpi_close(e->dpi_local);
@@ -168,6 +173,8 @@ static int write_record(engine *e, struct flow *f)
 {
 	struct flow_record rec;
 	record_build(f, &rec);
+	if (e->hunt && names_name(&f->hunt)) /* the name the client asked for comes before nDPI's */
+		snprintf(rec.server_name, sizeof(rec.server_name), "%s", names_name(&f->hunt));
 	dpi_ctx *d = flow_dpi(e, f);
 	if (d)
 		dpi_finish(d, &f->dpi, &rec);
@@ -199,6 +206,7 @@ static int emit(engine *e, struct flow *f, enum end_reason why)
 		f->end_reason = (uint8_t)why;
 	int rc = write_record(e, f);
 	dpi_state_free(&f->dpi);
+	names_free(&f->hunt, &e->names);
 	flow_remove(e->flows, f);
 	e->flows_out++;
 	return rc;
@@ -308,6 +316,13 @@ int engine_packet(engine *e, int dlt, const uint8_t *data, uint32_t caplen, uint
 			e->failed = 1;
 			return -1;
 		}
+	}
+	if (e->hunt && dir == 0 && !f->hunt.done) { /* data on a SYN follows its number */
+		uint32_t seq = p.seq + ((p.flags & TH_SYN) != 0);
+		if (p.flags & TH_SYN)
+			names_start(&f->hunt, seq);
+		if (p.payload_cap)
+			names_segment(&f->hunt, &e->names, p.payload, p.payload_cap, seq);
 	}
 	flow_side_update(dir == 0 ? &f->c : &f->s, &p);
 	flow_touch(e->flows, f);

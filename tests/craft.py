@@ -55,6 +55,12 @@ def ipv4(src, dst, payload, proto=6, ttl=64, frag=0, tot=None):
     return h + payload
 
 
+def ipv6(src, dst, payload, proto=6, hlim=64):
+    import socket
+    return (struct.pack("!IHBB", 6 << 28, len(payload), proto, hlim) + socket.inet_pton(socket.AF_INET6, src)
+            + socket.inet_pton(socket.AF_INET6, dst) + payload)
+
+
 def ether(ip, ethertype=0x0800):
     return b"\x02\x00\x00\x00\x00\x02\x02\x00\x00\x00\x00\x01" + struct.pack("!H", ethertype) + ip
 
@@ -73,7 +79,8 @@ def write_pcap(path, packets, linktype=LINKTYPE_ETHERNET, snaplen=262144):
 
 
 class Conn:
-    """Builds the packets of one IPv4 TCP connection as Ethernet frames."""
+    """Builds the packets of one TCP connection as Ethernet frames (IPv6 when the addresses
+    are)."""
 
     def __init__(self, cip="192.0.2.10", sip="198.51.100.20", cport=40000, sport=80,
                  cisn=1000, sisn=5000, t0=1700000000.0):
@@ -81,14 +88,19 @@ class Conn:
         self.cisn, self.sisn, self.t = cisn, sisn, t0
         self.out = []
 
+    def _frame(self, src, dst, seg, ttl):
+        if ":" in src:
+            return ether(ipv6(src, dst, seg, hlim=ttl), 0x86DD)
+        return ether(ipv4(src, dst, seg, ttl=ttl))
+
     def c(self, dt, flags, seq, ack, **kw):
         self.t += dt
         ttl = kw.pop("ttl", 64)
-        self.out.append((self.t, ether(ipv4(self.cip, self.sip, tcp(self.cport, self.sport,
-                                                                       self.cisn + seq, self.sisn + ack, flags, **kw), ttl=ttl))))
+        self.out.append((self.t, self._frame(self.cip, self.sip, tcp(self.cport, self.sport,
+                                                                     self.cisn + seq, self.sisn + ack, flags, **kw), ttl)))
 
     def s(self, dt, flags, seq, ack, **kw):
         self.t += dt
         ttl = kw.pop("ttl", 64)
-        self.out.append((self.t, ether(ipv4(self.sip, self.cip, tcp(self.sport, self.cport,
-                                                                       self.sisn + seq, self.cisn + ack, flags, **kw), ttl=ttl))))
+        self.out.append((self.t, self._frame(self.sip, self.cip, tcp(self.sport, self.cport,
+                                                                     self.sisn + seq, self.cisn + ack, flags, **kw), ttl)))

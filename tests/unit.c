@@ -1,5 +1,5 @@
 /* Unit tests for the pure modules: decode, classify, flow table (and, in unit_flight.c, the
- * handshake and first-flight trackers). Prints one line per failed
+ * handshake and first-flight trackers; in unit_names.c, the server names). Prints one line per failed
  * check and a summary; exit status 1 on any failure. */
 #include <stdio.h>
 #include <string.h>
@@ -340,6 +340,7 @@ int main(void)
 	test_flow_table();
 	test_flow_table_grows();
 	test_flight();
+	test_names();
 	test_columns();
 	printf("unit: %d checks, %d failed\n", unit_checks, unit_failures);
 	return unit_failures ? 1 : 0;

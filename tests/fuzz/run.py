@@ -5,7 +5,8 @@
 
 Seed corpora come from tests/pcaps: single frames (prefixed by their link type's index) for
 fuzz_decode, SYN option bytes for fuzz_options, the first records of each capture for
-fuzz_capture, hand-built connections (IW10, a loss, no timestamps, TFO) for fuzz_flight. Corpora grow in build/fuzz-corpus/; a crash is saved in build/fuzz-artifacts/
+fuzz_capture, hand-built connections (IW10, a loss, no timestamps, TFO) for fuzz_flight, a
+ClientHello and an HTTP request in segments for fuzz_names. Corpora grow in build/fuzz-corpus/; a crash is saved in build/fuzz-artifacts/
 and makes the run fail (copy it to tests/pcaps/fuzz/ as a regression capture)."""
 import functools
 import glob
@@ -53,6 +54,10 @@ def seed(target, corpus):
         for name, recs in flight_seeds().items():
             open(os.path.join(corpus, name), "wb").write(b"".join(recs))
         return len(flight_seeds())
+    if target == "fuzz_names":
+        for name, data in names_seeds().items():
+            open(os.path.join(corpus, name), "wb").write(data)
+        return len(names_seeds())
     for path in caps:
         lt, recs = records(path, 40)
         if lt is None:
@@ -123,6 +128,23 @@ def flight_seeds():
     return out
 
 
+def names_seeds():
+    """Client segments fuzz_names starts from: a real ClientHello and an HTTP request, whole,
+    split in order, the second part first, and after a SOCKS5 greeting."""
+    hello = suite().first_payload(os.path.join(ROOT, "tests", "pcaps", "dpi", "apps.client.pcap"), 443)
+    req = b"GET / HTTP/1.1\r\nUser-Agent: t\r\nHost: [2001:db8::1]:8080\r\n\r\n"
+
+    def segs(syn, parts):
+        return bytes([syn]) + b"".join(struct.pack(">hH", off, len(p)) + p for off, p in parts)
+    out = {}
+    for tag, m in (("tls", hello), ("http", req)):
+        out[tag] = segs(1, [(0, m)])
+        out[tag + "-split"] = segs(1, [(0, m[:40]), (40, m[40:])])
+        out[tag + "-reversed"] = segs(1, [(40, m[40:]), (0, m[:40])])
+        out[tag + "-socks"] = segs(0, [(0, b"\x05\x01\x00"), (3, m)])
+    return out
+
+
 def fuzz(t, seconds):
     """Seeds and runs one target; returns (its summary lines, whether it failed)."""
     corpus = os.path.join(BUILD, "fuzz-corpus", t)
@@ -147,7 +169,8 @@ def main():
     """Targets run side by side, one per core (each libFuzzer run is single-threaded)."""
     import concurrent.futures
     seconds = int(sys.argv[1]) if len(sys.argv) > 1 else 600
-    targets = sys.argv[2:] or ["fuzz_decode", "fuzz_options", "fuzz_capture", "fuzz_pcapfile", "fuzz_flight"]
+    targets = sys.argv[2:] or ["fuzz_decode", "fuzz_options", "fuzz_capture", "fuzz_pcapfile", "fuzz_flight",
+                               "fuzz_names"]
     suite()  # loaded once, before the threads
     with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
         results = list(pool.map(lambda t: fuzz(t, seconds), targets))
