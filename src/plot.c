@@ -764,7 +764,11 @@ static int scatter_chart(dbread *db, const char *dir, const struct census *c)
 	return svg_close(f);
 }
 
-static void usage(FILE *out) { fprintf(out, "usage: iwscope plot DB -o DIR\n"); }
+static void usage(FILE *out)
+{
+	fprintf(out, "usage: iwscope plot DB|postgresql://... -o DIR%s\n",
+	        out == stderr ? " (see iwscope --help)" : "");
+}
 
 int plot_main(int argc, char **argv)
 {
@@ -772,6 +776,7 @@ int plot_main(int argc, char **argv)
 	const char *dir = NULL;
 	int c;
 	optind = 1;
+	opterr = 0; /* one line: the usage */
 	while ((c = getopt_long(argc, argv, "o:h", longopts, NULL)) != -1) {
 		if (c == 'o') {
 			dir = optarg;

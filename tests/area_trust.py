@@ -127,10 +127,11 @@ def t_usage_one_line(binary, tmp):
     and merge; --json without the lines it shapes is one; merge -q prints errors only."""
     db = os.path.join(tmp, "u.db")
     for args in (["--frob"], ["-x"], [], ["-r", truth_pcap(), "--json", "-o", db],
-                 ["-r", truth_pcap(), "--threads"], ["merge", "-z"], ["merge", "a.db"]):
+                 ["-r", truth_pcap(), "--threads"], ["merge", "-z"], ["merge", "a.db"],
+                 ["plot", "-z"], ["plot", "a.db"], ["report", "--format", "xml", "a.db"]):
         rc, out, err = run(args, binary)
         eq((rc, out, err.count("\n")), (1, "", 1), "%s: %r" % (args, err))
-        assert "see iwscope --help" in err, err
+        assert "see iwscope --help" in err or "see --help" in err, err
     eq(os.path.exists(db), False, "no database on a usage error")
     a = analyse(binary, [truth_pcap()], tmp, ["--no-dpi"], "a.db")
     rc, out, err = run(["merge", "-q", a, "-o", os.path.join(tmp, "m.db")], binary)
