@@ -323,6 +323,11 @@ int engine_packet(engine *e, int dlt, const uint8_t *data, uint32_t caplen, uint
 			names_start(&f->hunt, seq);
 		if (p.payload_cap)
 			names_segment(&f->hunt, &e->names, p.payload, p.payload_cap, seq);
+		if (p.payload_cap < p.payload_len && !f->hunt.done) {
+			/* cut by the snaplen: the rest of the request never comes, hold nothing */
+			names_free(&f->hunt, &e->names);
+			f->hunt.done = true;
+		}
 	}
 	flow_side_update(dir == 0 ? &f->c : &f->s, &p);
 	flow_touch(e->flows, f);
