@@ -11,9 +11,10 @@
 typedef int (*capture_fn)(void *arg, int dlt, const uint8_t *data, uint32_t caplen,
                           uint32_t wirelen, uint64_t ts_us);
 
-/* Called while standard input, a pipe, has been silent for a while; non-zero stops reading
- * (as at the end of input). */
-typedef int (*capture_idle_fn)(void *arg);
+/* Called for standard input that is a pipe every CAPTURE_IDLE_MS at most: silent when
+ * nothing came in that time, else between reads of a trickle; non-zero stops reading (as at
+ * the end of input). */
+typedef int (*capture_idle_fn)(void *arg, bool silent);
 
 struct capture_opts {
 	const char *const *files;  /* "-" is standard input */

@@ -61,24 +61,44 @@ struct pipe_in {
 	int fd;
 	capture_idle_fn idle;
 	void *arg;
+	struct timespec last_idle;
 };
+
+static int64_t ms_since(const struct timespec *t)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (int64_t)(now.tv_sec - t->tv_sec) * 1000 + (now.tv_nsec - t->tv_nsec) / 1000000;
+}
 
 static ssize_t pipe_read(void *cookie, char *buf, size_t len)
 {
 	struct pipe_in *p = cookie;
 	for (;;) {
+		/* a trickle that never falls silent still lets the sinks commit */
+		if (p->idle && ms_since(&p->last_idle) >= CAPTURE_IDLE_MS) {
+			clock_gettime(CLOCK_MONOTONIC, &p->last_idle);
+			if (p->idle(p->arg, false) != 0)
+				return 0;
+		}
 		struct pollfd pfd = { p->fd, POLLIN, 0 };
 		int r = poll(&pfd, 1, CAPTURE_IDLE_MS);
 		if (r > 0) {
 			ssize_t n = read(p->fd, buf, len);
-			if (n < 0 && errno == EINTR)
+			if (n < 0 && errno == EINTR && p->idle)
 				continue;
 			return n;
 		}
 		if (r < 0 && errno != EINTR)
 			return -1;
+		if (!p->idle) {
+			if (r < 0)
+				return -1; /* a signal, and nobody to ask: as read(2) would say */
+			continue;
+		}
 		/* silence, or a signal: the caller may commit, or ask to stop (the end of input) */
-		if (p->idle && p->idle(p->arg) != 0)
+		clock_gettime(CLOCK_MONOTONIC, &p->last_idle);
+		if (p->idle(p->arg, r == 0) != 0)
 			return 0;
 	}
 }
@@ -116,6 +136,7 @@ void capture_file_idle(capture_file *cf, capture_idle_fn fn, void *arg)
 	if (cf && cf->pipe) {
 		cf->pipe->idle = fn;
 		cf->pipe->arg = arg;
+		clock_gettime(CLOCK_MONOTONIC, &cf->pipe->last_idle);
 	}
 }
 
@@ -259,7 +280,7 @@ static int read_file(const char *path, const struct capture_opts *o, capture_fn 
 			}
 			continue;
 		}
-		if (got < 0) {
+		if (got < 0 && !*stop) { /* a stop mid-record (SIGINT on a pipe) is no error */
 			fprintf(stderr, "iwscope: %s: %s (after %llu packets)\n", path, capture_file_error(cf),
 			        (unsigned long long)res->packets);
 			rc = -1;

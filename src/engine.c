@@ -195,8 +195,11 @@ static int write_record(engine *e, struct flow *f)
  * for its nDPI itself. */
 static bool verdicts_final(const engine *e, const struct flow *f)
 {
+	/* both flights closed, and the next flight of each counted (the burst rule may still
+	 * turn an exact verdict into a lower bound until then) */
 	return !f->written && !f->roles_guessed && f->c.ff.state == FF_CLOSED &&
-	       f->s.ff.state == FF_CLOSED && (!flow_dpi(e, f) || dpi_decided(&f->dpi));
+	       f->s.ff.state == FF_CLOSED && f->c.ff.f2_done && f->s.ff.f2_done &&
+	       (!flow_dpi(e, f) || dpi_decided(&f->dpi));
 }
 
 /* Writes f to every sink and frees its slot. */

@@ -440,7 +440,7 @@ static int parse_args(int argc, char **argv, struct config *cfg)
 		case ':':
 		default: {
 			char what[300];
-			if (optopt)
+			if (optopt > 0 && optopt < 256 && optopt != '?')
 				snprintf(what, sizeof(what), c == ':' ? "option -%c needs a value"
 				                                      : "unknown option -%c", optopt);
 			else
@@ -559,20 +559,28 @@ static uint64_t mono_now_us(void)
 	return (uint64_t)t.tv_sec * 1000000u + (uint64_t)t.tv_nsec / 1000u;
 }
 
-/* Standard input that is a pipe went silent: commit what is pending; stop on a signal. */
-static int on_idle(void *arg)
+/* Standard input that is a pipe: commit what is pending; stop on a signal. In a silence, when
+ * the packets' times follow the wall clock (tcpdump -w - on a live interface), the flows'
+ * clock runs on with it, so that ended flows are written (FIN plus a second) and idle ones
+ * time out as in live capture; an old capture's times stay as they are. */
+static int on_idle(void *arg, bool silent)
 {
 	struct run_state *rs = arg;
 	if (stop_requested)
 		return -1;
 	uint64_t now = mono_now_us(), pkts = engine_packets(rs->eng);
-	if (pkts != rs->idle_pkts || !rs->idle_since_us) { /* a new silence */
+	if (pkts != rs->idle_pkts || !rs->idle_since_us) { /* packets came since */
 		rs->idle_pkts = pkts;
-		rs->idle_since_us = now - CAPTURE_IDLE_MS * 1000u;
+		rs->idle_since_us = now - (silent ? CAPTURE_IDLE_MS * 1000u : 0);
 		rs->idle_capture_us = engine_now(rs->eng);
 	}
+	struct timeval tv;
+	gettimeofday(&tv, NULL);
+	int64_t wall = (int64_t)tv.tv_sec * 1000000 + tv.tv_usec, cap = (int64_t)rs->idle_capture_us;
+	bool live_clock = cap > wall - 5000000 && cap < wall + 5000000;
 	rs->since_tick = 0;
-	if (engine_expire_at(rs->eng, rs->idle_capture_us + (now - rs->idle_since_us)) != 0 ||
+	if ((silent && live_clock &&
+	     engine_expire_at(rs->eng, rs->idle_capture_us + (now - rs->idle_since_us)) != 0) ||
 	    tick_sinks(rs) != 0) {
 		rs->sink_failed = 1;
 		return -1;
@@ -822,12 +830,19 @@ static int analyse(struct config *cfg)
 		co.files = readable;
 		co.nfiles = 0;
 		for (unsigned i = 0; i < cfg->nfiles; i++) {
+			/* a pipe, a FIFO, /dev/stdin: opening it would consume it, so it is read as it
+			 * comes and its problems are reported then */
+			struct stat st;
+			if (!strcmp(cfg->files[i], "-") ||
+			    (stat(cfg->files[i], &st) == 0 && !S_ISREG(st.st_mode))) {
+				readable[co.nfiles++] = cfg->files[i];
+				continue;
+			}
 			int filter_error = 0;
-			capture_file *cf = strcmp(cfg->files[i], "-")
-			                   ? capture_file_open(cfg->files[i], cfg->filter, &filter_error) : NULL;
+			capture_file *cf = capture_file_open(cfg->files[i], cfg->filter, &filter_error);
 			if (filter_error)
 				return EXIT_USAGE;
-			if (cf || !strcmp(cfg->files[i], "-"))
+			if (cf)
 				readable[co.nfiles++] = cfg->files[i];
 			else
 				unreadable++;
@@ -858,7 +873,7 @@ static int analyse(struct config *cfg)
 	unsigned nsinks = 0;
 	/* files: nDPI and the sinks on a second thread; live and replay stay on one, next to the
 	 * dashboard that shows the flows as they are written */
-	bool threaded = !streaming && cfg->threads > 1;
+	bool threaded = !streaming && !piped && cfg->threads > 1;
 	/* with that thread, nDPI starts up there while this one reads the first packets */
 	if (!cfg->no_dpi &&
 	    !(dpi = threaded ? dpi_new(cfg->dpi_packets) : dpi_open(cfg->dpi_packets))) {
@@ -893,8 +908,12 @@ static int analyse(struct config *cfg)
 	run.libpcap_version = capture_pcap_version();
 	run.ndpi_version = dpi ? dpi_version() : NULL;
 	run.pcap_received = run.pcap_dropped = run.dpi_peak_states = NULL64;
-	run.again = cfg->iface ? RUN_LIVE : cfg->replace ? RUN_REPLACE : cfg->append ? RUN_APPEND
-	                                                                              : RUN_NEW_ONLY;
+	/* a source that is not a file (an interface, standard input) is new every time */
+	bool from_stdin = false;
+	for (unsigned i = 0; i < cfg->nfiles; i++)
+		from_stdin |= !strcmp(cfg->files[i], "-");
+	run.again = cfg->iface || from_stdin ? RUN_LIVE : cfg->replace ? RUN_REPLACE
+	            : cfg->append ? RUN_APPEND : RUN_NEW_ONLY;
 	if (primary.ops->begin(primary.self, &run) != 0) {
 		fprintf(stderr, "iwscope: %s\n", primary.ops->error(primary.self));
 		rc = EXIT_RUNTIME;

@@ -284,10 +284,11 @@ static bool place(struct names_buf *b, const uint8_t *payload, uint32_t cap, uin
 	int32_t off = (int32_t)(seq - b->start);
 	*outside = false;
 	if (off < 0) { /* begins before the request: a retransmission, maybe with new bytes */
-		if ((uint32_t)-off >= cap)
+		uint32_t back = 0u - (uint32_t)off; /* no signed negation: off may be INT32_MIN */
+		if (back >= cap)
 			return false;
-		payload += (uint32_t)-off;
-		cap -= (uint32_t)-off;
+		payload += back;
+		cap -= back;
 		off = 0;
 	}
 	if ((uint32_t)off >= sizeof(b->data)) {
