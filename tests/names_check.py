@@ -14,7 +14,8 @@ Rules of the comparison:
   * names compare by their host part: a ':port' is dropped, an IPv6 literal keeps its
     brackets ('[2001:db8::1]:8080' -> '[2001:db8::1]'), as RFC 3986's host; letters compare
     without case (DNS names are case-insensitive; nDPI lowers them).
-tshark reads the captures as one pcapng file per core (as tshark_check.prefetch does)."""
+tshark reads the captures through tshark_check (one merged pcapng per core, read once per
+test run for the SYN cross-checks and the names alike)."""
 import concurrent.futures
 import os
 import sqlite3
@@ -27,10 +28,6 @@ ROOT = os.path.dirname(HERE)
 SHARED = os.path.normpath(os.path.join(ROOT, "..", "shared", "captures"))
 sys.path.insert(0, HERE)
 import tshark_check  # noqa: E402
-
-FIELDS = ["tcp.stream", "ip.src", "ipv6.src", "tcp.srcport", "ip.dst", "ipv6.dst", "tcp.dstport",
-          "http.host", "tls.handshake.extensions_server_name"]
-FILTER = "tcp && (http.host || tls.handshake.extensions_server_name)"
 
 
 def host_part(name):
@@ -47,40 +44,6 @@ def host_part(name):
     return n.lower()
 
 
-def _first(v):
-    return v.split(",")[0] if v else ""
-
-
-def _last(v):
-    return v.split(",")[-1] if v else ""
-
-
-def _tshark(path, extra):
-    cmd = ["tshark", "-n", "-r", path, "-Y", FILTER, "-T", "fields", "-E", "separator=\t",
-           "-E", "occurrence=a"]
-    names = extra + FIELDS
-    for f in names:
-        cmd += ["-e", f]
-    r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-                       timeout=600)
-    out = []
-    for line in r.stdout.splitlines():
-        v = dict(zip(names, line.split("\t")))
-        if not v.get("tcp.srcport"):
-            continue
-        v6 = bool(v.get("ipv6.src"))
-        src = _last(v["ipv6.src"] if v6 else v["ip.src"])
-        dst = _last(v["ipv6.dst"] if v6 else v["ip.dst"])
-        # several HTTP requests in one frame: the first one's Host
-        name = _first(v.get("tls.handshake.extensions_server_name", "")) or _first(v.get("http.host", ""))
-        if not name:
-            continue
-        out.append((v[extra[0]] if extra else None,
-                    (int(_last(v["tcp.stream"])), src, int(_last(v["tcp.srcport"])), dst,
-                     int(_last(v["tcp.dstport"])), name)))
-    return out
-
-
 _cache = {}
 
 
@@ -94,56 +57,14 @@ def tshark_names(pcaps, tmp, jobs=None):
 
 
 def _tshark_names(pcaps, tmp, jobs=None):
-    jobs = jobs or os.cpu_count() or 2
-
-    def convert(i, p):
-        out = os.path.join(tmp, "nng%d.pcapng" % i)
-        r = subprocess.run(["editcap", "-F", "pcapng", p, out], stdout=subprocess.DEVNULL,
-                           stderr=subprocess.DEVNULL)
-        if r.returncode != 0 or not os.path.exists(out):
-            return (p, None, 0)
-        n = tshark_check._sections(out)
-        return (p, out, n) if n >= 1 else (p, None, 0)
-
-    with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
-        conv = list(pool.map(convert, range(len(pcaps)), pcaps))
-    alone = [p for p, out, _ in conv if out is None]
-    conv = sorted((c for c in conv if c[1]), key=lambda c: -os.path.getsize(c[1]))
-    groups, sizes = [[] for _ in range(jobs)], [0] * jobs
-    for c in conv:
-        g = sizes.index(min(sizes))
-        groups[g].append(c)
-        sizes[g] += os.path.getsize(c[1])
-    found = {p: [] for p in pcaps}
-
-    def read(gi, group):
-        if not group:
-            return
-        merged = os.path.join(tmp, "nmerged%d.pcapng" % gi)
-        owner, sec = {}, 0
-        with open(merged, "wb") as m:
-            for p, out, n in group:
-                with open(out, "rb") as f:
-                    m.write(f.read())
-                for k in range(n):
-                    owner[sec + 1 + k] = p
-                sec += n
-        for s, rec in _tshark(merged, ["frame.section_number"]):
-            p = owner.get(int(s))
-            if p is not None:
-                found[p].append(rec)
-
-    with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
-        list(pool.map(read, range(jobs), groups))
-        for p, recs in zip(alone, pool.map(lambda p: [r for _, r in _tshark(p, [])], alone)):
-            found[p] = recs
+    """tshark_check reads the captures (one merged read per core, shared with the SYN
+    cross-checks of the same test run); per capture, the first name of each 4-tuple."""
+    tshark_check.prefetch(pcaps, tmp, jobs)
     res = {}
-    for p, recs in found.items():
-        # stream numbers are the merged file's: a stream is its 4-tuple and its number
+    for p in pcaps:
         first = {}
-        for rec in recs:
-            key = rec[:5]
-            first.setdefault(key, rec)
+        for rec in tshark_check.tshark_names(p):
+            first.setdefault(rec[:5], rec)
         res[p] = sorted(first.values())
     return res
 

@@ -19,20 +19,46 @@ def _last(v):
     return v.split(",")[-1] if v else ""
 
 
+# One tshark read per capture per test run serves every test that compares with it: the
+# SYNs (this module) and the HTTP Host / TLS SNI of each stream (names_check.py).
+NAME_FIELDS = ["tcp.flags.syn", "tcp.stream", "http.host", "tls.handshake.extensions_server_name"]
+FILTER = "tcp.flags.syn==1 || http.host || tls.handshake.extensions_server_name"
 _cache, _lock = {}, threading.Lock()
 
 
-def tshark_syns(pcap):
-    """[(time_us, src, sport, dst, dport, is_synack, fields dict)] for every SYN tshark sees;
-    read once per capture per test run (its release and ASan runs compare against the same)."""
+def _read(pcap):
+    """(SYNs, names) of pcap, from the cache or tshark."""
     key = (pcap, os.stat(pcap).st_mtime_ns)
     with _lock:
         if key in _cache:
             return _cache[key]
-    out = _tshark_syns(pcap)
+    out = _split(_run(pcap, []))
     with _lock:
         _cache[key] = out
     return out
+
+
+def tshark_syns(pcap):
+    """[(time_us, src, sport, dst, dport, is_synack, fields dict)] for every SYN tshark sees."""
+    return _read(pcap)[0]
+
+
+def tshark_names(pcap):
+    """[(stream, client ip, client port, server ip, server port, name)] for every frame that
+    carries an HTTP Host or a TLS SNI (its sender is the client); the first Host of a frame
+    with several requests. Stream numbers are those of the file tshark read (a merged one
+    after prefetch)."""
+    return _read(pcap)[1]
+
+
+def _split(frames):
+    syns, names = [], []
+    for _, syn, name in frames:
+        if syn:
+            syns.append(syn)
+        if name:
+            names.append(name)
+    return syns, names
 
 
 def _sections(path):
@@ -95,27 +121,24 @@ def prefetch(pcaps, tmp, jobs=None):
                     owner[sec + 1 + k] = p
                 sec += n
         found = {p: [] for p, _, _ in group}
-        for sec, fields in _run(merged, ["frame.section_number"]):
+        for sec, syn, name in _run(merged, ["frame.section_number"]):
             p = owner.get(int(sec))
             if p is not None:
-                found[p].append(fields)
+                found[p].append((sec, syn, name))
         with _lock:
             for p, _, _ in group:
-                _cache[(p, os.stat(p).st_mtime_ns)] = found[p]
+                _cache[(p, os.stat(p).st_mtime_ns)] = _split(found[p])
 
     with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
         list(pool.map(read, range(jobs), groups))
 
 
-def _tshark_syns(pcap):
-    return [s for _, s in _run(pcap, [])]
-
-
 def _run(pcap, extra):
-    """(the extra fields, one SYN) for every SYN tshark sees in pcap."""
-    cmd = ["tshark", "-n", "-r", pcap, "-Y", "tcp.flags.syn==1", "-T", "fields",
+    """(the first extra field, a SYN or None, a name record or None) for every frame of pcap
+    that is a SYN or carries a Host or an SNI."""
+    cmd = ["tshark", "-n", "-r", pcap, "-Y", FILTER, "-T", "fields",
            "-E", "separator=\t", "-E", "occurrence=a"]
-    names = extra + FIELDS
+    names = extra + FIELDS + NAME_FIELDS
     for f in names:
         cmd += ["-e", f]
     r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
@@ -142,11 +165,22 @@ def _run(pcap, extra):
             "sack": 1 if "4" in kinds else 0,
             "ttl": num("ipv6.hlim") if v6 else num("ip.ttl"),
         }
-        out.append((v[extra[0]] if extra else None,
-                    (_us(v["frame.time_epoch"]), src, int(_last(v["tcp.srcport"])), dst,
-                     int(_last(v["tcp.dstport"])), _last(v["tcp.flags.ack"]) in ("1", "True"),
-                     fields)))
+        syn = None
+        if _last(v.get("tcp.flags.syn", "")) in ("1", "True"):
+            syn = (_us(v["frame.time_epoch"]), src, int(_last(v["tcp.srcport"])), dst,
+                   int(_last(v["tcp.dstport"])), _last(v["tcp.flags.ack"]) in ("1", "True"), fields)
+        # several HTTP requests in one frame: the first one's Host
+        host = (_first(v.get("tls.handshake.extensions_server_name", "")) or
+                _first(v.get("http.host", "")))
+        name = ((int(_last(v["tcp.stream"])), src, int(_last(v["tcp.srcport"])), dst,
+                 int(_last(v["tcp.dstport"])), host) if host and v.get("tcp.stream") else None)
+        if syn or name:
+            out.append((v[extra[0]] if extra else None, syn, name))
     return out
+
+
+def _first(v):
+    return v.split(",")[0] if v else ""
 
 
 def _last_group(kinds):
