@@ -69,8 +69,8 @@ typedef struct capture_live capture_live;
 
 struct live_opts {
 	const char *iface;
-	int snaplen;          /* 0 = 262144 */
-	int buffer_kib;       /* 0 = libpcap's default */
+	int snaplen;          /* 0 = LIVE_SNAPLEN */
+	int buffer_kib;       /* 0 = LIVE_BUFFER_KIB */
 	const char *filter;   /* NULL = "tcp" */
 	int promisc;
 };
@@ -86,6 +86,8 @@ int capture_live_step(capture_live *c, int timeout_ms, capture_fn fn, void *arg,
 /* libpcap's counts: packets received and dropped by the kernel / interface. */
 void capture_live_stats(capture_live *c, int64_t *received, int64_t *dropped);
 void capture_live_close(capture_live *c);
+/* The snaplen and kernel buffer the capture was opened with. */
+void capture_live_settings(const capture_live *c, int *snaplen, int *buffer_kib);
 
 /* Replays files at their own pace times speed (0 = as fast as possible), in steps, so a
  * dashboard can refresh between them. */

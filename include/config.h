@@ -5,6 +5,16 @@
 #define IWSCOPE_VERSION "0.1.0"
 
 /* Flow table */
+#ifndef LIVE_SNAPLEN
+#define LIVE_SNAPLEN 9216 /* live: every header and the first payload nDPI and names.c read
+                           * (Zeek's default); -s overrides */
+#endif
+
+#ifndef LIVE_BUFFER_KIB
+#define LIVE_BUFFER_KIB 131072 /* live: a 128 MiB kernel ring, a second of 1 Gbit/s (Zeek's
+                                * AF_PACKET default); -B overrides */
+#endif
+
 #ifndef CAPTURE_IDLE_MS
 #define CAPTURE_IDLE_MS 500 /* a pipe on stdin silent this long: the sinks may commit */
 #endif

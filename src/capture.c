@@ -310,7 +310,14 @@ struct capture_live {
 	pcap_t *pc;
 	int dlt;
 	int fd;
+	int snaplen, buffer_kib; /* as asked of libpcap: -s and -B, or the defaults */
 };
+
+void capture_live_settings(const capture_live *c, int *snaplen, int *buffer_kib)
+{
+	*snaplen = c->snaplen;
+	*buffer_kib = c->buffer_kib;
+}
 
 capture_live *capture_live_open(const struct live_opts *o, char *err, size_t errlen)
 {
@@ -326,11 +333,12 @@ capture_live *capture_live_open(const struct live_opts *o, char *err, size_t err
 		free(c);
 		return NULL;
 	}
-	pcap_set_snaplen(c->pc, o->snaplen > 0 ? o->snaplen : 262144);
+	c->snaplen = o->snaplen > 0 ? o->snaplen : LIVE_SNAPLEN;
+	c->buffer_kib = o->buffer_kib > 0 ? o->buffer_kib : LIVE_BUFFER_KIB;
+	pcap_set_snaplen(c->pc, c->snaplen);
 	pcap_set_promisc(c->pc, o->promisc);
 	pcap_set_immediate_mode(c->pc, 1);
-	if (o->buffer_kib > 0)
-		pcap_set_buffer_size(c->pc, o->buffer_kib * 1024);
+	pcap_set_buffer_size(c->pc, c->buffer_kib * 1024);
 	int rc = pcap_activate(c->pc);
 	if (rc < 0) {
 		const char *why = pcap_statustostr(rc);

@@ -91,8 +91,8 @@ static void usage(FILE *out)
 	        "                 are read in order as one continuous capture\n"
 	        "  -i IFACE       capture live from IFACE (a BPF filter keeps only TCP unless you\n"
 	        "                 give one); SIGINT/SIGTERM stop it after writing every flow\n"
-	        "  -s SNAPLEN     live: bytes captured per packet (default 262144)\n"
-	        "  -B KIB         live: kernel capture buffer in KiB\n"
+	        "  -s SNAPLEN     live: bytes captured per packet (default %d)\n"
+	        "  -B KIB         live: kernel capture buffer in KiB (default %d: 128 MiB)\n"
 	        "  -p             live: do not put the interface in promiscuous mode\n"
 	        "  -Z USER        live: drop root for USER once the interface and database are open\n"
 	        "  --replay[=N]   with -r: replay at the capture's own pace (N times faster)\n"
@@ -130,7 +130,7 @@ static void usage(FILE *out)
 	        "Exit status: 0 success, 1 usage error, 2 runtime failure (unreadable or cut\n"
 	        "capture, unsupported link type, database error, unknown database host or\n"
 	        "refused login). Rows analysed before a failure are kept. See iwscope(1).\n",
-	        (double)REPLAY_MAX_GAP_S, DPI_MAX_PKTS, FLOW_CAP_DEFAULT);
+	        LIVE_SNAPLEN, LIVE_BUFFER_KIB, (double)REPLAY_MAX_GAP_S, DPI_MAX_PKTS, FLOW_CAP_DEFAULT);
 }
 
 /* A usage error: one line, and where the help is. EXIT_USAGE. */
@@ -904,7 +904,16 @@ static int analyse(struct config *cfg)
 	run.started_us = now_us();
 	run.source = source;
 	run.filter = cfg->filter ? cfg->filter : cfg->iface ? "tcp" : NULL;
-	run.options = cfg->force_timing ? "timing" : NULL;
+	char options[96] = "";
+	if (live) { /* what the capture was opened with, beside what changes results */
+		int snaplen, kib;
+		capture_live_settings(live, &snaplen, &kib);
+		snprintf(options, sizeof(options), "snaplen=%d buffer_kib=%d%s", snaplen, kib,
+		         cfg->force_timing ? " timing" : "");
+	} else if (cfg->force_timing) {
+		snprintf(options, sizeof(options), "timing");
+	}
+	run.options = options[0] ? options : NULL;
 	run.libpcap_version = capture_pcap_version();
 	run.ndpi_version = dpi ? dpi_version() : NULL;
 	run.pcap_received = run.pcap_dropped = run.dpi_peak_states = NULL64;
@@ -1015,8 +1024,8 @@ static int analyse(struct config *cfg)
 	if (!cfg->quiet && (run.packets || !cr.files_failed))
 		print_summary(cfg, &run, db, pg);
 	if (live && !cfg->quiet)
-		fprintf(stderr, "iwscope: %lld packets received by the capture, %lld dropped\n",
-		        (long long)run.pcap_received, (long long)run.pcap_dropped);
+		fprintf(stderr, "iwscope: %lld packets received by the capture, %lld dropped (%s)\n",
+		        (long long)run.pcap_received, (long long)run.pcap_dropped, options);
 	if (cr.filter_error)
 		rc = EXIT_USAGE;
 	else if (cr.files_failed && !rc)

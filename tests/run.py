@@ -1127,8 +1127,11 @@ def t_live(binary, tmp):
         eq(cap.returncode, 0, "exit after SIGINT: " + err)
         assert "packets received by the capture" in err, err
         eq(len([l for l in out.splitlines() if l.startswith("{")]), 4, "JSON lines on stdout")
-        r = rows(db, "SELECT status, pcap_received, pcap_dropped, filter FROM runs")[0]
+        r = rows(db, "SELECT status, pcap_received, pcap_dropped, filter, options FROM runs")[0]
         eq((r["status"], r["pcap_dropped"], r["filter"]), ("interrupted", 0, "tcp"), "run")
+        # the live defaults, said in runs and on stderr (issue 21: a ring for a second of stall)
+        eq(r["options"], "snaplen=9216 buffer_kib=131072", "what the capture was opened with")
+        assert "dropped (snaplen=9216 buffer_kib=131072)" in err, err
         assert r["pcap_received"] > 0
         eq([x["end_reason"] for x in rows(db)][-1], "capture_end", "open flow written at SIGINT")
         eq(len(rows(db)), 4, "flows")
