@@ -2033,17 +2033,28 @@ def t_threads_same(binary, tmp):
 def t_threads_default(binary, tmp):
     """--threads defaults to 2, or to 1 when the process may run on one CPU only (a second
     thread there only slows it down); an explicit --threads is kept. Counted in /proc while
-    iwscope waits on a capture piped to its standard input."""
+    iwscope waits on a capture file that is a named pipe (standard input that is a pipe is
+    read on one thread, as live capture)."""
     if not shutil.which("taskset"):
         raise Skip("no taskset")
     def threads(prefix, extra):
-        p = started_on_stdin(binary, os.path.join(tmp, "t%d.db" % len(os.listdir(tmp))), extra, prefix)
+        n = len(os.listdir(tmp))
+        fifo, db = os.path.join(tmp, "f%d.pcap" % n), os.path.join(tmp, "t%d.db" % n)
+        os.mkfifo(fifo)
+        p = subprocess.Popen(list(prefix) + [binary, "-q", "-r", fifo, "-o", db] + list(extra),
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=ENV)
+        w = open(fifo, "wb")
         try:
+            w.write(open(truth_pcap(), "rb").read()[:24])
+            w.flush()
+            wait_for(lambda: os.path.exists(db) and count_rows(db, "SELECT count(*) FROM runs"), 10,
+                     "the run to begin")
+            time.sleep(0.3)
             return len(os.listdir("/proc/%d/task" % p.pid))
         finally:
-            p.stdin.close()
+            w.close()
             p.wait(timeout=30)
-            eq(p.returncode, 0, "exit")
+            eq(p.returncode, 0, "exit: " + p.stderr.read().decode())
 
     one_cpu = ["taskset", "-c", str(min(os.sched_getaffinity(0)))]
     eq(threads(one_cpu, []), 1, "threads on one CPU, by default")
