@@ -50,7 +50,8 @@ def _names(db):
 
 def _tshark_names(pcap):
     """{client port: tshark's Host or SNI} of a capture."""
-    out = subprocess.run(["tshark", "-n", "-r", pcap, "-Y", names_check.FILTER, "-T", "fields",
+    out = subprocess.run(["tshark", "-n", "-r", pcap, "-Y",
+                          "tcp && (http.host || tls.handshake.extensions_server_name)", "-T", "fields",
                           "-e", "tcp.srcport", "-e", "http.host", "-e", "tls.handshake.extensions_server_name"],
                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True).stdout
     res = {}
