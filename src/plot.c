@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 
 #include "dbread.h"
+#include "json.h"
 
 #define W 800
 #define H 480
@@ -70,19 +71,29 @@ struct series {
 	long total;   /* seen */
 };
 
-/* Text safe for XML. */
+/* Text safe for XML: markup escaped, control characters left out, bytes that are not UTF-8
+ * (a name from the wire, a path) as U+FFFD, so that the SVG stays well-formed. */
 static void xml(FILE *f, const char *s)
 {
-	for (; s && *s; s++) {
+	while (s && *s) {
 		switch (*s) {
-		case '<': fputs("&lt;", f); break;
-		case '>': fputs("&gt;", f); break;
-		case '&': fputs("&amp;", f); break;
-		case '"': fputs("&quot;", f); break;
+		case '<': fputs("&lt;", f); s++; continue;
+		case '>': fputs("&gt;", f); s++; continue;
+		case '&': fputs("&amp;", f); s++; continue;
+		case '"': fputs("&quot;", f); s++; continue;
 		default:
-			if ((unsigned char)*s >= 0x20)
-				fputc(*s, f);
+			break;
 		}
+		unsigned cp;
+		size_t n = json_utf8_char(s, &cp);
+		if (!n) { /* not UTF-8: one byte */
+			fputs("\xef\xbf\xbd", f);
+			s++;
+			continue;
+		}
+		if (cp >= 0x20)
+			fwrite(s, 1, n, f);
+		s += n;
 	}
 }
 
@@ -153,8 +164,12 @@ static int census_read(dbread *db, const char *target, struct census *c)
 	}
 	if (!c->source[0]) /* no runs: the file, never a URI (it may hold a password) */
 		snprintf(c->source, sizeof(c->source), "%s", strstr(target, "://") ? "no runs recorded" : target);
-	if (strlen(c->source) > 100) /* a long list of files: its start */
-		snprintf(c->source + 96, sizeof(c->source) - 96, "...");
+	if (strlen(c->source) > 100) { /* a long list of files: its start, cut between characters */
+		size_t cut = 96;
+		while (cut > 0 && ((unsigned char)c->source[cut] & 0xc0) == 0x80)
+			cut--;
+		snprintf(c->source + cut, sizeof(c->source) - cut, "...");
+	}
 	return 0;
 }
 

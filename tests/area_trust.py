@@ -176,3 +176,28 @@ def t_readme_clients(binary, tmp):
     clients = con.execute("SELECT count(DISTINCT client_ip) FROM flows WHERE c_rwnd_class = '6KB'").fetchone()[0]
     con.close()
     eq((n, n > 0), (clients, True), m.group(1))
+
+
+@test("plot-titles-stay-well-formed-xml", ("release", "asan"))
+def t_plot_xml(binary, tmp):
+    """A long source name is cut between characters, and bytes that are not UTF-8 (a file
+    name) become U+FFFD: every chart parses as XML."""
+    import xml.etree.ElementTree as ET
+    pad = "a" * max(0, 95 - len(os.path.join(tmp, "")))  # byte 96 of the source is inside an é
+    odd = os.path.join(tmp, pad + "é" * 40 + ".pcap").encode()
+    bad = os.path.join(tmp, "x\xff.pcap").encode("latin-1")
+    shutil.copy(truth_pcap(), odd)
+    shutil.copy(truth_pcap(), bad)
+    db = os.path.join(tmp, "x.db")
+    for src in (odd, bad):
+        r = subprocess.run([binary, "-q", "--no-dpi", "-r", src, "-o", db], env=ENV)
+        eq(r.returncode, 0, "analysis of %r" % src)
+    out = os.path.join(tmp, "plots")
+    run(["plot", db, "-o", out], binary, 0)
+    for f in sorted(os.listdir(out)):
+        text = open(os.path.join(out, f), "rb").read()
+        try:
+            ET.fromstring(text)
+        except ET.ParseError as e:
+            raise AssertionError("%s is not well-formed: %s" % (f, e))
+        text.decode("utf-8")  # strict
