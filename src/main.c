@@ -677,9 +677,6 @@ static int drop_privileges(const char *user, const char *db)
 }
 
 
-/* The live / replay loop: packets in steps of at most 100 ms, sinks committed and idle flows
- * expired every second, the dashboard redrawn every refresh interval. Returns 0, or
- * EXIT_RUNTIME after a capture error (printed). */
 /* A capture-time span as people say it: "850 ms", "42 s", "3.5 h", "5.8 years". */
 static void duration_text(uint64_t us, char *buf, size_t len)
 {
@@ -698,6 +695,19 @@ static void duration_text(uint64_t us, char *buf, size_t len)
 		snprintf(buf, len, "%.1f years", s / (365.25 * 86400));
 }
 
+/* The idle capture time a replay cut so far, as text in d; the number of silences cut. */
+static unsigned skipped_idle(const capture_replay *replay, char *d, size_t len)
+{
+	unsigned gaps;
+	uint64_t skipped;
+	capture_replay_skipped(replay, &gaps, &skipped);
+	duration_text(skipped, d, len);
+	return gaps;
+}
+
+/* The live / replay loop: packets in steps of at most 100 ms, sinks committed and idle flows
+ * expired every second, the dashboard redrawn every refresh interval. Returns 0, or
+ * EXIT_RUNTIME after a capture error (printed). */
 static int stream(const struct config *cfg, struct run_state *rs, capture_live *live,
                   capture_replay *replay, ui *dash)
 {
@@ -724,12 +734,9 @@ static int stream(const struct config *cfg, struct run_state *rs, capture_live *
 				rs->sink_failed = 1;
 				break;
 			}
-			unsigned gaps;
-			uint64_t skipped;
-			capture_replay_skipped(replay, &gaps, &skipped);
-			if (gaps) { /* what was cut stays said */
-				char note[160], d[48];
-				duration_text(skipped, d, sizeof(d));
+			char d[48];
+			if (skipped_idle(replay, d, sizeof(d))) { /* what was cut stays said */
+				char note[160];
 				snprintf(note, sizeof(note), "replay finished, skipped %s idle: q quits", d);
 				ui_note(dash, note);
 			} else {
@@ -743,13 +750,11 @@ static int stream(const struct config *cfg, struct run_state *rs, capture_live *
 			nanosleep(&w, NULL);
 		}
 		if (replay && dash && !ended) { /* say so when a silence was cut */
-			unsigned gaps;
-			uint64_t skipped;
-			capture_replay_skipped(replay, &gaps, &skipped);
+			char d[48];
+			unsigned gaps = skipped_idle(replay, d, sizeof(d));
 			if (gaps != gaps_noted) {
-				char note[160], d[48];
+				char note[160];
 				gaps_noted = gaps;
-				duration_text(skipped, d, sizeof(d));
 				snprintf(note, sizeof(note), "skipped %s of idle capture (%u gap%s > %gs)", d,
 				         gaps, gaps == 1 ? "" : "s", cfg->max_gap_s);
 				ui_note(dash, note);
@@ -804,10 +809,10 @@ static int analyse(struct config *cfg)
 	bool streaming = cfg->iface || cfg->replay;
 	/* tcpdump -w - | iwscope -r -: a pipe that stays open is read as live capture is (rows
 	 * of open flows once their verdicts are final, commits every second, WAL for readers) */
-	bool piped = false;
+	bool from_stdin = false;
 	for (unsigned i = 0; i < cfg->nfiles; i++)
-		if (!strcmp(cfg->files[i], "-") && capture_stdin_is_pipe())
-			piped = true;
+		from_stdin |= !strcmp(cfg->files[i], "-");
+	bool piped = from_stdin && capture_stdin_is_pipe();
 	capture_live *live = NULL;
 	capture_replay *replay = NULL;
 	ui *dash = NULL;
@@ -918,9 +923,6 @@ static int analyse(struct config *cfg)
 	run.ndpi_version = dpi ? dpi_version() : NULL;
 	run.pcap_received = run.pcap_dropped = run.dpi_peak_states = NULL64;
 	/* a source that is not a file (an interface, standard input) is new every time */
-	bool from_stdin = false;
-	for (unsigned i = 0; i < cfg->nfiles; i++)
-		from_stdin |= !strcmp(cfg->files[i], "-");
 	run.again = cfg->iface || from_stdin ? RUN_LIVE : cfg->replace ? RUN_REPLACE
 	            : cfg->append ? RUN_APPEND : RUN_NEW_ONLY;
 	if (primary.ops->begin(primary.self, &run) != 0) {
@@ -964,13 +966,10 @@ static int analyse(struct config *cfg)
 			capture_replay_max_gap(replay, (uint64_t)(cfg->max_gap_s * 1e6));
 		rc = stream(cfg, &rs, live, replay, dash);
 		if (replay) {
-			unsigned gaps;
-			uint64_t skipped;
+			char d[48];
+			unsigned gaps = skipped_idle(replay, d, sizeof(d));
 			cr.files_failed = capture_replay_failed(replay);
-			capture_replay_skipped(replay, &gaps, &skipped);
 			if (gaps && !cfg->quiet && !dash) { /* the dashboard said it on screen */
-				char d[48];
-				duration_text(skipped, d, sizeof(d));
 				fprintf(stderr, "iwscope: replay skipped %s of idle capture (%u gap%s over %g s)\n",
 				        d, gaps, gaps == 1 ? "" : "s", cfg->max_gap_s);
 			}

@@ -1,23 +1,31 @@
-# Issue 21 (live capture and replay): --replay cuts long silences of capture time.
+# Issue 21 (live capture and replay): a pipe on stdin read as live; --replay cuts long
+# silences of capture time. Exec'd by tests/run.py with its helpers.
 import signal  # noqa: E402
-# Exec'd by tests/run.py with its helpers.
 
 
-def shifted_capture(tmp, gap_us):
-    """The truth capture with its second half gap_us later (a capture that jumps)."""
+def retimed_capture(tmp, name, new_time):
+    """The truth capture with record i's time (us) set to new_time(i, times), where times are
+    all the records' own, in order."""
     data = open(truth_pcap(), "rb").read()
     off, recs = 24, []
     while off < len(data):
         cap = int.from_bytes(data[off + 8:off + 12], "little")
         recs.append(bytearray(data[off:off + 16 + cap]))
         off += 16 + cap
-    for r in recs[len(recs) // 2:]:
-        t = int.from_bytes(r[0:4], "little") * 1000000 + int.from_bytes(r[4:8], "little") + gap_us
+    times = [int.from_bytes(r[0:4], "little") * 1000000 + int.from_bytes(r[4:8], "little") for r in recs]
+    for i, r in enumerate(recs):
+        t = new_time(i, times)
         r[0:4] = (t // 1000000).to_bytes(4, "little")
         r[4:8] = (t % 1000000).to_bytes(4, "little")
-    out = os.path.join(tmp, "jump.pcap")
+    out = os.path.join(tmp, name)
     open(out, "wb").write(data[:24] + b"".join(bytes(r) for r in recs))
     return out
+
+
+def shifted_capture(tmp, gap_us):
+    """The truth capture with its second half gap_us later (a capture that jumps)."""
+    return retimed_capture(tmp, "jump.pcap",
+                           lambda i, ts: ts[i] + gap_us if i >= len(ts) // 2 else ts[i])
 
 
 @test("replay-cuts-long-silences", ("release", "asan"))
@@ -63,21 +71,8 @@ def t_replay_gap_screen(binary, tmp):
 def live_timed_capture(tmp):
     """The truth capture with its times moved to end now, as tcpdump -w - on a live interface
     would write them."""
-    data = open(truth_pcap(), "rb").read()
-    off, recs = 24, []
-    while off < len(data):
-        cap = int.from_bytes(data[off + 8:off + 12], "little")
-        recs.append(bytearray(data[off:off + 16 + cap]))
-        off += 16 + cap
-    ts = lambda r: int.from_bytes(r[0:4], "little") * 1000000 + int.from_bytes(r[4:8], "little")
-    shift = int(time.time() * 1e6) - ts(recs[-1])
-    for r in recs:
-        t = ts(r) + shift
-        r[0:4] = (t // 1000000).to_bytes(4, "little")
-        r[4:8] = (t % 1000000).to_bytes(4, "little")
-    out = os.path.join(tmp, "now.pcap")
-    open(out, "wb").write(data[:24] + b"".join(bytes(r) for r in recs))
-    return out
+    now = int(time.time() * 1e6)
+    return retimed_capture(tmp, "now.pcap", lambda i, ts: ts[i] + now - ts[-1])
 
 
 @test("pipe-that-stays-open-is-read-as-live", ("release", "asan"))
