@@ -55,20 +55,20 @@ struct capture_file {
 };
 
 /* Standard input that is a pipe or a socket (tcpdump -w - | iwscope -r -): read as it comes,
- * with a call to idle() after every CAPTURE_IDLE_MS of silence, so the sinks can commit while
- * the writer waits (a regular file never waits). */
+ * with a call to idle() at least every CAPTURE_IDLE_MS (silent or not), so the sinks commit while
+ * the writer waits or trickles (a regular file never waits). */
 struct pipe_in {
 	int fd;
 	capture_idle_fn idle;
 	void *arg;
-	struct timespec last_idle;
+	uint64_t last_idle_us;  /* monotonic time of the last call to idle */
 };
 
-static int64_t ms_since(const struct timespec *t)
+static uint64_t mono_us(void)
 {
-	struct timespec now;
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (int64_t)(now.tv_sec - t->tv_sec) * 1000 + (now.tv_nsec - t->tv_nsec) / 1000000;
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000u + (uint64_t)t.tv_nsec / 1000u;
 }
 
 static ssize_t pipe_read(void *cookie, char *buf, size_t len)
@@ -76,8 +76,8 @@ static ssize_t pipe_read(void *cookie, char *buf, size_t len)
 	struct pipe_in *p = cookie;
 	for (;;) {
 		/* a trickle that never falls silent still lets the sinks commit */
-		if (p->idle && ms_since(&p->last_idle) >= CAPTURE_IDLE_MS) {
-			clock_gettime(CLOCK_MONOTONIC, &p->last_idle);
+		if (p->idle && mono_us() - p->last_idle_us >= CAPTURE_IDLE_MS * 1000u) {
+			p->last_idle_us = mono_us();
 			if (p->idle(p->arg, false) != 0)
 				return 0;
 		}
@@ -97,7 +97,7 @@ static ssize_t pipe_read(void *cookie, char *buf, size_t len)
 			continue;
 		}
 		/* silence, or a signal: the caller may commit, or ask to stop (the end of input) */
-		clock_gettime(CLOCK_MONOTONIC, &p->last_idle);
+		p->last_idle_us = mono_us();
 		if (p->idle(p->arg, r == 0) != 0)
 			return 0;
 	}
@@ -136,7 +136,7 @@ void capture_file_idle(capture_file *cf, capture_idle_fn fn, void *arg)
 	if (cf && cf->pipe) {
 		cf->pipe->idle = fn;
 		cf->pipe->arg = arg;
-		clock_gettime(CLOCK_MONOTONIC, &cf->pipe->last_idle);
+		cf->pipe->last_idle_us = mono_us();
 	}
 }
 
@@ -457,13 +457,6 @@ capture_replay *capture_replay_open(const struct capture_opts *o, double speed)
 		r->speed = speed;
 	}
 	return r;
-}
-
-static uint64_t mono_us(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000u + (uint64_t)t.tv_nsec / 1000u;
 }
 
 /* Opens the next readable file; 0, or -1 when none is left. */
