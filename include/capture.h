@@ -64,7 +64,7 @@ void capture_file_idle(capture_file *cf, capture_idle_fn fn, void *arg);
 const char *capture_file_error(capture_file *cf);
 void capture_file_close(capture_file *cf);
 
-/* A live interface (libpcap, immediate mode, non-blocking). */
+/* A live interface (libpcap, TPACKET_V3 ring, non-blocking). */
 typedef struct capture_live capture_live;
 
 struct live_opts {
@@ -82,6 +82,13 @@ capture_live *capture_live_open(const struct live_opts *o, char *err, size_t err
  * of packets, or -1 on a capture error (message in err) or when fn asked to stop. */
 int capture_live_step(capture_live *c, int timeout_ms, capture_fn fn, void *arg, char *err,
                       size_t errlen);
+
+/* The longest time capture_live_step spent handing packets over (fn included): the
+ * longest the kernel's ring was not read while packets waited in it. */
+uint64_t capture_live_busiest(const capture_live *c);
+
+/* The interface's link type (DLT_*). */
+int capture_live_dlt(const capture_live *c);
 
 /* libpcap's counts: packets received and dropped by the kernel / interface. */
 void capture_live_stats(capture_live *c, int64_t *received, int64_t *dropped);

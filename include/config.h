@@ -4,7 +4,7 @@
 
 #define IWSCOPE_VERSION "0.1.0"
 
-/* Flow table */
+/* Live capture */
 #ifndef LIVE_SNAPLEN
 #define LIVE_SNAPLEN 9216 /* live: every header and the first payload nDPI and names.c read
                            * (Zeek's default); -s overrides */
@@ -15,6 +15,15 @@
                                 * AF_PACKET default); -B overrides */
 #endif
 
+#ifndef LIVE_BLOCK_MS
+#define LIVE_BLOCK_MS 50 /* live: a ring block partly filled is handed over after this long */
+#endif
+#ifndef LIVE_RING_KIB
+#define LIVE_RING_KIB 16384 /* live: each worker's own ring of frames copied out of the kernel's */
+#endif
+#ifndef LIVE_WORKERS_MAX
+#define LIVE_WORKERS_MAX 16 /* live: analysis workers at most */
+#endif
 #ifndef CAPTURE_IDLE_MS
 #define CAPTURE_IDLE_MS 500 /* a pipe on stdin silent this long: the sinks may commit */
 #endif
@@ -23,6 +32,7 @@
 #define REPLAY_MAX_GAP_S 5 /* --replay: silences of capture time cut to this (--max-gap) */
 #endif
 
+/* Flow table */
 #ifndef FLOW_CAP_DEFAULT
 #define FLOW_CAP_DEFAULT 262144u /* open flows at once; beyond it the oldest idle is evicted */
 #endif

@@ -17,6 +17,8 @@ struct engine_opts {
 	bool threaded;      /* nDPI and the sinks on a second thread (capture files) */
 	bool early_rows;    /* a flow's row as soon as its verdicts are final, updated at its end
 	                     * (live and replay: rows while flows last); not with threaded */
+	uint32_t key_step;  /* engines of one run (live workers) number their flows apart: keys */
+	uint32_t key_first; /* key_first + 1, + key_step + 1, ...; 0 and 0 mean 1, 2, 3, ... */
 };
 
 typedef struct engine engine;

@@ -311,6 +311,7 @@ struct capture_live {
 	int dlt;
 	int fd;
 	int snaplen, buffer_kib; /* as asked of libpcap: -s and -B, or the defaults */
+	uint64_t busiest_us;     /* the longest time between two looks at the kernel's ring */
 };
 
 void capture_live_settings(const capture_live *c, int *snaplen, int *buffer_kib)
@@ -337,7 +338,12 @@ capture_live *capture_live_open(const struct live_opts *o, char *err, size_t err
 	c->buffer_kib = o->buffer_kib > 0 ? o->buffer_kib : LIVE_BUFFER_KIB;
 	pcap_set_snaplen(c->pc, c->snaplen);
 	pcap_set_promisc(c->pc, o->promisc);
-	pcap_set_immediate_mode(c->pc, 1);
+	/* Not immediate mode: libpcap then asks Linux for TPACKET_V3, whose ring holds frames
+	 * packed one after another, where immediate mode's TPACKET_V2 gives each frame a slot of
+	 * the whole snaplen (a 128 MiB ring: 14,000 frames, 35 ms at 400k packets/s). Blocks are
+	 * handed over when full or after LIVE_BLOCK_MS. */
+	pcap_set_immediate_mode(c->pc, 0);
+	pcap_set_timeout(c->pc, LIVE_BLOCK_MS);
 	pcap_set_buffer_size(c->pc, c->buffer_kib * 1024);
 	int rc = pcap_activate(c->pc);
 	if (rc < 0) {
@@ -396,8 +402,12 @@ int capture_live_step(capture_live *c, int timeout_ms, capture_fn fn, void *arg,
 	struct pollfd pfd = { c->fd, POLLIN, 0 };
 	if (c->fd >= 0 && poll(&pfd, 1, timeout_ms) <= 0)
 		return 0;
+	uint64_t t0 = mono_us();
 	struct dispatch_ctx d = { fn, arg, c->dlt, 0 };
 	int n = pcap_dispatch(c->pc, -1, on_live_packet, (u_char *)&d);
+	uint64_t busy = mono_us() - t0;
+	if (busy > c->busiest_us)
+		c->busiest_us = busy;
 	if (n < 0 && n != PCAP_ERROR_BREAK) {
 		snprintf(err, errlen, "%s", pcap_geterr(c->pc));
 		return -1;
@@ -413,6 +423,10 @@ void capture_live_stats(capture_live *c, int64_t *received, int64_t *dropped)
 		*dropped = (int64_t)st.ps_drop + st.ps_ifdrop;
 	}
 }
+
+uint64_t capture_live_busiest(const capture_live *c) { return c->busiest_us; }
+
+int capture_live_dlt(const capture_live *c) { return c->dlt; }
 
 void capture_live_close(capture_live *c)
 {

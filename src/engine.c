@@ -29,7 +29,7 @@ struct engine {
 	uint64_t now_us;           /* latest capture time seen (time never runs backwards here) */
 	uint64_t next_expire_us;
 	uint64_t packets, bytes, tcp_packets, flows_out, evicted;
-	uint64_t next_key;         /* flow_key of the next flow */
+	uint64_t next_key;         /* flows begun so far: the next one's key follows from it */
 	uint64_t backlog;          /* the stage's modelled backlog, cycles (config.h) */
 	uint64_t dpi_cost_sum;     /* modelled cycles of every nDPI call so far: their mean per flow
 	                            * is what a new flow is expected to cost */
@@ -250,7 +250,7 @@ static struct flow *new_flow(engine *e, const struct pkt *p)
 	}
 	f->first_us = p->ts_us;
 	f->roles_guessed = !(p->flags & TH_SYN);
-	f->key = ++e->next_key;
+	f->key = e->next_key++ * (e->opts.key_step ? e->opts.key_step : 1) + e->opts.key_first + 1;
 	return f;
 }
 

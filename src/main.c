@@ -16,6 +16,7 @@
 #include "dpi.h"
 #include "engine.h"
 #include "lines.h"
+#include "livecap.h"
 #include "merge.h"
 #include "pg.h"
 #include "pgsink.h"
@@ -55,7 +56,8 @@ struct config {
 	double max_gap_s;      /* --max-gap: longest silence a replay waits out (0: any) */
 	bool replay, no_ui, no_color;
 	bool append, replace;  /* --append, --replace: a source analysed here before */
-	unsigned threads;      /* --threads: 1, or 2 (files: nDPI and the sinks on a second thread) */
+	unsigned threads;      /* --threads: files: 2 puts nDPI and the sinks on a second thread;
+	                        * live: analysis workers beside the capture thread */
 };
 
 /* The only mutable global: set by the signal handler, read by the capture loop. */
@@ -121,16 +123,18 @@ static void usage(FILE *out)
 	        "  --no-dpi       do not run nDPI (app_proto and server_name stay NULL)\n"
 	        "  --dpi-packets N  payload packets nDPI inspects per flow before it guesses (default %u)\n"
 	        "  --flow-cap N   open flows kept at most (default %u); the stalest are evicted\n"
-	        "  --threads N    files: 2 runs most of nDPI and the writes on a second thread,\n"
-	        "                 1 everything on one (the rows are the same); default 2, or 1\n"
-	        "                 when the process may use only one CPU\n"
+	        "  --threads N    files: 2 or more runs most of nDPI and the writes on a second\n"
+	        "                 thread, 1 everything on one; -i: N workers analyse beside the\n"
+	        "                 capture thread (up to %u); the rows are the same; default: the\n"
+	        "                 CPUs the process may use, at most 2 for files\n"
 	        "  -h, --help     this help\n"
 	        "  --version      versions of iwscope, libpcap, nDPI and SQLite\n"
 	        "\n"
 	        "Exit status: 0 success, 1 usage error, 2 runtime failure (unreadable or cut\n"
 	        "capture, unsupported link type, database error, unknown database host or\n"
 	        "refused login). Rows analysed before a failure are kept. See iwscope(1).\n",
-	        LIVE_SNAPLEN, LIVE_BUFFER_KIB, (double)REPLAY_MAX_GAP_S, DPI_MAX_PKTS, FLOW_CAP_DEFAULT);
+	        LIVE_SNAPLEN, LIVE_BUFFER_KIB, (double)REPLAY_MAX_GAP_S, DPI_MAX_PKTS, FLOW_CAP_DEFAULT,
+	        LIVE_WORKERS_MAX);
 }
 
 /* A usage error: one line, and where the help is. EXIT_USAGE. */
@@ -264,7 +268,8 @@ static int cpus_usable(void)
 	cpu_set_t set;
 	if (sched_getaffinity(0, sizeof(set), &set) != 0)
 		return 2;
-	return CPU_COUNT(&set);
+	int n = CPU_COUNT(&set);
+	return n < 1 ? 1 : n > LIVE_WORKERS_MAX ? LIVE_WORKERS_MAX : n;
 }
 
 static int parse_args(int argc, char **argv, struct config *cfg)
@@ -294,7 +299,7 @@ static int parse_args(int argc, char **argv, struct config *cfg)
 	const char *filter_file = NULL;
 	int c;
 	cfg->db = "iwscope.db";
-	cfg->threads = cpus_usable() >= 2 ? 2 : 1;
+	cfg->threads = (unsigned)cpus_usable();
 	cfg->dpi_packets = DPI_MAX_PKTS;
 	cfg->refresh_s = 1.0;
 	cfg->max_gap_s = REPLAY_MAX_GAP_S;
@@ -424,13 +429,17 @@ static int parse_args(int argc, char **argv, struct config *cfg)
 		case OPT_REPLACE:
 			cfg->replace = true;
 			break;
-		case OPT_THREADS:
-			if (strcmp(optarg, "1") && strcmp(optarg, "2")) {
-				fprintf(stderr, "iwscope: --threads wants 1 or 2\n");
+		case OPT_THREADS: {
+			char *rest;
+			unsigned long n = strtoul(optarg, &rest, 10);
+			if (*rest || !isdigit((unsigned char)optarg[0]) || n < 1 || n > LIVE_WORKERS_MAX) {
+				fprintf(stderr, "iwscope: --threads wants 1 to %u; see --help\n",
+				        LIVE_WORKERS_MAX);
 				return EXIT_USAGE;
 			}
-			cfg->threads = (unsigned)(optarg[0] - '0');
+			cfg->threads = (unsigned)n;
 			break;
+		}
 		case 'h':
 			usage(stdout);
 			exit(0);
@@ -705,29 +714,78 @@ static unsigned skipped_idle(const capture_replay *replay, char *d, size_t len)
 	return gaps;
 }
 
-/* The live / replay loop: packets in steps of at most 100 ms, sinks committed and idle flows
- * expired every second, the dashboard redrawn every refresh interval. Returns 0, or
- * EXIT_RUNTIME after a capture error (printed). */
-static int stream(const struct config *cfg, struct run_state *rs, capture_live *live,
-                  capture_replay *replay, ui *dash)
+static int tick_all(struct sink *sinks, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (sinks[i].ops->tick(sinks[i].self) != 0)
+			return -1;
+	return 0;
+}
+
+/* The live loop, on this thread while others capture and analyse (livecap.c): rows to the
+ * sinks as they come, commits every second, the dashboard redrawn every refresh interval.
+ * The capture's own end (an error, -c) or a stop ends it; then every open flow is written and
+ * run gets the counters. Returns 0, or EXIT_RUNTIME after a capture error (printed). */
+static int watch(const struct config *cfg, struct run_state *rs, livecap *lc, ui *dash,
+                 struct run_info *run)
+{
+	uint64_t last_tick = mono_now_us(), last_draw = 0;
+	uint64_t refresh = (uint64_t)(cfg->refresh_s * 1e6);
+	while (!stop_requested && !livecap_over(lc)) {
+		if (livecap_rows(lc, rs->sinks, rs->nsinks, 100) < 0) {
+			rs->sink_failed = 1;
+			break;
+		}
+		uint64_t now = mono_now_us();
+		if (now - last_tick >= 1000000u) {
+			last_tick = now;
+			if (tick_all(rs->sinks, rs->nsinks) != 0) {
+				rs->sink_failed = 1;
+				break;
+			}
+		}
+		if (dash) {
+			enum ui_action a = ui_keys(dash);
+			if (a == UI_QUIT) {
+				rs->quit_early = true;
+				break;
+			}
+			uint64_t pkts;
+			uint32_t open;
+			livecap_counters(lc, &pkts, &open);
+			ui_counters(dash, pkts, open);
+			if (now - last_draw >= refresh || a != UI_NONE) {
+				ui_draw(dash, a != UI_NONE);
+				last_draw = now;
+			}
+		}
+	}
+	/* everything captured so far is analysed and written, whatever ended the capture */
+	if (livecap_finish(lc, rs->sinks, rs->sink_failed ? 0 : rs->nsinks, run) != 0)
+		rs->sink_failed = 1;
+	if (!rs->sink_failed && tick_all(rs->sinks, rs->nsinks) != 0)
+		rs->sink_failed = 1;
+	if (livecap_error(lc) && !rs->sink_failed) {
+		fprintf(stderr, "iwscope: %s: %s\n", cfg->iface, livecap_error(lc));
+		return EXIT_RUNTIME;
+	}
+	return 0;
+}
+
+/* The replay loop: packets in steps of at most 100 ms, sinks committed every second, the
+ * dashboard redrawn every refresh interval. */
+static int stream(const struct config *cfg, struct run_state *rs, capture_replay *replay,
+                  ui *dash)
 {
 	uint64_t last_tick = mono_now_us(), last_draw = 0;
 	unsigned gaps_noted = 0;
 	uint64_t refresh = (uint64_t)(cfg->refresh_s * 1e6);
-	char err[512];
-	int rc = 0;
 	bool ended = false;
 	while (!stop_requested) {
-		int n = ended ? 0
-		        : live ? capture_live_step(live, 100, on_packet, rs, err, sizeof(err))
-		               : capture_replay_step(replay, 100, on_packet, rs);
+		int n = ended ? 0 : capture_replay_step(replay, 100, on_packet, rs);
 		if (n < 0) {
-			if (live && !rs->sink_failed) {
-				fprintf(stderr, "iwscope: %s: %s\n", cfg->iface, err);
-				rc = EXIT_RUNTIME;
-			}
-			if (!dash || !replay || rs->sink_failed || ended)
-				break; /* a sink failed, the capture failed, or the replay ended */
+			if (!dash || rs->sink_failed || ended)
+				break; /* a sink failed or the replay ended */
 			/* the replay ended: show every flow and keep the dashboard until q */
 			ended = true;
 			if (engine_flush(rs->eng, END_CAPTURE) != 0 || tick_sinks(rs) != 0) {
@@ -749,7 +807,7 @@ static int stream(const struct config *cfg, struct run_state *rs, capture_live *
 			struct timespec w = { 0, 100000000L };
 			nanosleep(&w, NULL);
 		}
-		if (replay && dash && !ended) { /* say so when a silence was cut */
+		if (dash && !ended) { /* say so when a silence was cut */
 			char d[48];
 			unsigned gaps = skipped_idle(replay, d, sizeof(d));
 			if (gaps != gaps_noted) {
@@ -765,10 +823,7 @@ static int stream(const struct config *cfg, struct run_state *rs, capture_live *
 		uint64_t now = mono_now_us();
 		if (now - last_tick >= 1000000u) {
 			last_tick = now;
-			struct timeval tv;
-			gettimeofday(&tv, NULL);
-			if ((live && engine_expire_at(rs->eng, (uint64_t)tv.tv_sec * 1000000u + (uint64_t)tv.tv_usec) != 0) ||
-			    tick_sinks(rs) != 0) {
+			if (tick_sinks(rs) != 0) {
 				rs->sink_failed = 1;
 				break;
 			}
@@ -779,7 +834,7 @@ static int stream(const struct config *cfg, struct run_state *rs, capture_live *
 				rs->quit_early = !ended;
 				break;
 			}
-			if (a == UI_PAUSE && replay)
+			if (a == UI_PAUSE)
 				capture_replay_pause(replay, ui_paused(dash));
 			ui_counters(dash, engine_packets(rs->eng), engine_open_flows(rs->eng));
 			if (now - last_draw >= refresh || a != UI_NONE) {
@@ -788,7 +843,7 @@ static int stream(const struct config *cfg, struct run_state *rs, capture_live *
 			}
 		}
 	}
-	return rc;
+	return 0;
 }
 
 /* The message of the sink that failed: the primary's when it has one, else the first other. */
@@ -874,13 +929,15 @@ static int analyse(struct config *cfg)
 	}
 	dpi_ctx *dpi = NULL;
 	engine *eng = NULL;
+	livecap *lc = NULL;
 	struct sink sinks[3];
 	unsigned nsinks = 0;
 	/* files: nDPI and the sinks on a second thread; live and replay stay on one, next to the
 	 * dashboard that shows the flows as they are written */
 	bool threaded = !streaming && !piped && cfg->threads > 1;
 	/* with that thread, nDPI starts up there while this one reads the first packets */
-	if (!cfg->no_dpi &&
+	/* live: each worker opens its own (livecap.c) */
+	if (!cfg->no_dpi && !live &&
 	    !(dpi = threaded ? dpi_new(cfg->dpi_packets) : dpi_open(cfg->dpi_packets))) {
 		fprintf(stderr, "iwscope: cannot initialise nDPI\n");
 		rc = EXIT_RUNTIME;
@@ -920,7 +977,7 @@ static int analyse(struct config *cfg)
 	}
 	run.options = options[0] ? options : NULL;
 	run.libpcap_version = capture_pcap_version();
-	run.ndpi_version = dpi ? dpi_version() : NULL;
+	run.ndpi_version = cfg->no_dpi ? NULL : dpi_version();
 	run.pcap_received = run.pcap_dropped = run.dpi_peak_states = NULL64;
 	/* a source that is not a file (an interface, standard input) is new every time */
 	run.again = cfg->iface || from_stdin ? RUN_LIVE : cfg->replace ? RUN_REPLACE
@@ -940,8 +997,16 @@ static int analyse(struct config *cfg)
 		if (dash)
 			sinks[nsinks++] = ui_sink(dash);
 	}
-	eng = engine_new(&eo, sinks, nsinks, dpi);
-	if (!eng) {
+	if (live) {
+		struct livecap_opts lo = { .workers = cfg->threads, .eo = eo, .dpi = !cfg->no_dpi,
+			                   .dpi_packets = cfg->dpi_packets, .max_packets = cfg->count };
+		lc = livecap_start(live, &lo, err, sizeof(err));
+		if (!lc) {
+			fprintf(stderr, "iwscope: %s\n", err);
+			rc = EXIT_RUNTIME;
+			goto out;
+		}
+	} else if (!(eng = engine_new(&eo, sinks, nsinks, dpi))) {
 		fprintf(stderr, "iwscope: out of memory for the flow table\n");
 		rc = EXIT_RUNTIME;
 		goto out;
@@ -959,13 +1024,13 @@ static int analyse(struct config *cfg)
 	co.idle = on_idle;
 	co.idle_arg = &rs;
 	struct capture_result cr = { 0 };
-	if (streaming) {
-		if (!live)
-			replay = capture_replay_open(&co, cfg->replay_speed);
-		if (replay)
-			capture_replay_max_gap(replay, (uint64_t)(cfg->max_gap_s * 1e6));
-		rc = stream(cfg, &rs, live, replay, dash);
+	if (live) {
+		rc = watch(cfg, &rs, lc, dash, &run);
+	} else if (streaming) {
+		replay = capture_replay_open(&co, cfg->replay_speed);
 		if (replay) {
+			capture_replay_max_gap(replay, (uint64_t)(cfg->max_gap_s * 1e6));
+			rc = stream(cfg, &rs, replay, dash);
 			char d[48];
 			unsigned gaps = skipped_idle(replay, d, sizeof(d));
 			cr.files_failed = capture_replay_failed(replay);
@@ -973,30 +1038,35 @@ static int analyse(struct config *cfg)
 				fprintf(stderr, "iwscope: replay skipped %s of idle capture (%u gap%s over %g s)\n",
 				        d, gaps, gaps == 1 ? "" : "s", cfg->max_gap_s);
 			}
+		} else {
+			fprintf(stderr, "iwscope: out of memory\n");
+			rc = EXIT_RUNTIME;
+			rs.sink_failed = 1;
 		}
-		if (live)
-			capture_live_stats(live, &run.pcap_received, &run.pcap_dropped);
 	} else {
 		capture_files(&co, on_packet, &rs, &stop_requested, &cr);
 	}
 	cr.files_failed += unreadable;
 
-	/* Everything analysed so far is written, whatever stopped the capture. */
-	if (!rs.sink_failed && engine_flush(eng, END_CAPTURE) != 0)
+	/* Everything analysed so far is written, whatever stopped the capture (live: watch). */
+	if (eng && !rs.sink_failed && engine_flush(eng, END_CAPTURE) != 0)
 		rs.sink_failed = 1;
-	if (engine_finish(eng) != 0)
+	if (eng && engine_finish(eng) != 0)
 		rs.sink_failed = 1;
 	if (dash) { /* give the terminal back before printing anything */
 		ui_close(dash);
 		dash = NULL;
 		nsinks--;
 	}
-	engine_stats(eng, &run);
+	if (eng)
+		engine_stats(eng, &run);
 	if (dpi) {
 		uint64_t alive, peak, inspected;
 		dpi_stats(dpi, &alive, &peak, &inspected);
 		/* two contexts with a stage: the sum of their peaks bounds the flows at once */
 		run.dpi_peak_states = (int64_t)(peak + engine_dpi_peak(eng));
+	} else if (lc && !cfg->no_dpi) {
+		run.dpi_peak_states = (int64_t)livecap_dpi_peak(lc);
 	}
 	run.finished_us = now_us();
 	run.skipped_files = cr.files_failed;
@@ -1023,8 +1093,9 @@ static int analyse(struct config *cfg)
 	if (!cfg->quiet && (run.packets || !cr.files_failed))
 		print_summary(cfg, &run, db, pg);
 	if (live && !cfg->quiet)
-		fprintf(stderr, "iwscope: %lld packets received by the capture, %lld dropped (%s)\n",
-		        (long long)run.pcap_received, (long long)run.pcap_dropped, options);
+		fprintf(stderr, "iwscope: %lld packets received by the capture, %lld dropped (%s); "
+		        "the capture waited %.1f ms at most\n", (long long)run.pcap_received,
+		        (long long)run.pcap_dropped, options, livecap_longest_stall(lc) / 1000.0);
 	if (cr.filter_error)
 		rc = EXIT_USAGE;
 	else if (cr.files_failed && !rc)
@@ -1033,6 +1104,7 @@ static int analyse(struct config *cfg)
 		fprintf(stderr, "iwscope: interrupted; everything analysed so far is saved\n");
 out:
 	ui_close(dash);
+	livecap_free(lc);
 	engine_free(eng);
 	for (unsigned i = 1; i < nsinks; i++)
 		sinks[i].ops->close(sinks[i].self);

@@ -1,0 +1,646 @@
+/* Live capture on every core: a capture thread, workers with engines of their own, rows back
+ * to the caller's thread.
+ *
+ * The capture thread reads libpcap's ring and copies each frame into one worker's ring, chosen
+ * by a hash symmetric in the connection's two endpoints (after decoding tunnels and VLANs), so
+ * that both directions of a connection reach one engine in capture order: each flow sees
+ * exactly the packets it would on one thread, and its row is the same. A worker's ring is a
+ * single-producer single-consumer byte ring; the capture thread waits only when one is full
+ * (the kernel's ring then holds the rest, and its drops are counted by libpcap).
+ *
+ * Workers hand finished rows over in chunks through one queue; the caller's thread gives them
+ * to the sinks and commits, so a slow disk slows the queue, never the capture. */
+#include "livecap.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <time.h>
+
+#include "config.h"
+#include "decode.h"
+#include "dpi.h"
+
+/* A frame in a worker's ring: this header, then caplen bytes, padded to FRAME_ALIGN. */
+struct frame {
+	uint32_t caplen, wirelen;
+	uint64_t ts_us;
+};
+#define FRAME_ALIGN 16u
+_Static_assert(sizeof(struct frame) == FRAME_ALIGN, "a frame header is one alignment unit");
+#define FRAME_WRAP UINT32_MAX /* caplen of a header that says: go on at the ring's start */
+
+#define ROWS_PER_CHUNK 32
+#define CHUNKS_QUEUED_MAX 8192 /* rows waiting for the sinks at most (~250k rows) */
+#define ROWS_PUSH_US 100000u   /* a worker hands its rows over at least this often */
+#define WAIT_MS 100            /* an idle worker looks again this often */
+
+struct row_chunk {
+	struct row_chunk *next;
+	unsigned n;
+	struct flow_record rec[ROWS_PER_CHUNK];
+};
+
+struct ring {
+	uint8_t *buf;
+	uint64_t size;           /* a power of two */
+	_Atomic uint64_t head;   /* bytes written (the capture thread) */
+	_Atomic uint64_t tail;   /* bytes read (the worker) */
+	_Atomic bool waiting;    /* the worker sleeps on cv */
+	_Atomic bool over;       /* nothing more will come */
+	_Atomic bool closed;     /* the worker is gone (failed, or the run is torn down): frames
+	                          * for it are dropped rather than waited for */
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+};
+
+struct worker {
+	livecap *lc;
+	unsigned id;
+	pthread_t thread;
+	bool started;
+	struct ring ring;
+	struct sink sink;          /* the queue, as the engine's only sink */
+	engine *eng;
+	dpi_ctx *dpi;
+	struct row_chunk *chunk;   /* rows not handed over yet */
+	uint64_t pushed_us;        /* when rows were last handed over */
+	_Atomic uint64_t packets;  /* published for the dashboard */
+	_Atomic uint32_t open_flows;
+	struct run_info stats;     /* the engine's counters, at the end */
+	uint64_t dpi_peak;
+};
+
+struct livecap {
+	capture_live *cap;
+	int dlt;
+	unsigned nworkers;
+	struct worker *workers;
+	uint64_t max_packets, routed;
+	pthread_t thread;
+	bool started;
+	_Atomic bool stop;          /* the caller asks the capture to end */
+	_Atomic bool capture_over;  /* the capture thread is done */
+	_Atomic uint64_t stall_us;  /* the longest stall so far */
+	char err[512];              /* the capture's error, set before capture_over */
+	bool failed_capture;
+	/* the row queue */
+	pthread_mutex_t qmu;
+	pthread_cond_t q_rows, q_room;
+	struct row_chunk *qhead, *qtail;
+	unsigned queued;
+	unsigned workers_done;
+	bool sinks_failed;
+};
+
+static uint64_t mono_us(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000u + (uint64_t)t.tv_nsec / 1000u;
+}
+
+static uint64_t wall_us(void)
+{
+	struct timeval tv;
+	gettimeofday(&tv, NULL);
+	return (uint64_t)tv.tv_sec * 1000000u + (uint64_t)tv.tv_usec;
+}
+
+/* ---- which worker: both directions of a connection to one ----------------------------- */
+
+static uint64_t endpoint_mix(const struct ip_addr *a, uint16_t port)
+{
+	uint64_t x, y;
+	memcpy(&x, a->b, 8);
+	memcpy(&y, a->b + 8, 8);
+	uint64_t h = (x ^ (y * 0x9e3779b97f4a7c15ull)) + port;
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdull;
+	h ^= h >> 33;
+	return h;
+}
+
+/* A frame that does not decode to TCP goes to worker 0, which counts it. */
+static unsigned worker_of(const livecap *lc, const uint8_t *data, uint32_t caplen)
+{
+	if (lc->nworkers == 1)
+		return 0;
+	struct pkt p;
+	if (decode_packet(lc->dlt, data, caplen, 0, &p) != DECODE_OK)
+		return 0;
+	uint64_t h = endpoint_mix(&p.src, p.sport) + endpoint_mix(&p.dst, p.dport);
+	h ^= h >> 29;
+	return (unsigned)(h % lc->nworkers);
+}
+
+/* ---- the capture thread ---------------------------------------------------------------- */
+
+static void wake(struct ring *r)
+{
+	if (atomic_load(&r->waiting)) {
+		pthread_mutex_lock(&r->mu);
+		pthread_cond_signal(&r->cv);
+		pthread_mutex_unlock(&r->mu);
+	}
+}
+
+/* Copies one frame into r, waiting while r is full (the worker is behind). */
+static void ring_put(struct ring *r, const uint8_t *data, uint32_t caplen, uint32_t wirelen,
+                     uint64_t ts_us)
+{
+	uint64_t need = sizeof(struct frame) + ((caplen + FRAME_ALIGN - 1) & ~(uint64_t)(FRAME_ALIGN - 1));
+	uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
+	uint64_t at = head & (r->size - 1), room_to_end = r->size - at;
+	uint64_t wrap = room_to_end < need ? room_to_end : 0;
+	while (r->size - (head - atomic_load_explicit(&r->tail, memory_order_acquire)) < need + wrap) {
+		if (atomic_load(&r->closed))
+			return;
+		wake(r);
+		struct timespec w = { 0, 20000 };
+		nanosleep(&w, NULL);
+	}
+	if (wrap) {
+		struct frame *m = (struct frame *)(r->buf + at);
+		m->caplen = FRAME_WRAP;
+		head += wrap;
+		at = 0;
+	}
+	struct frame *f = (struct frame *)(r->buf + at);
+	f->caplen = caplen;
+	f->wirelen = wirelen;
+	f->ts_us = ts_us;
+	memcpy(f + 1, data, caplen);
+	atomic_store_explicit(&r->head, head + need, memory_order_release);
+}
+
+static int on_frame(void *arg, int dlt, const uint8_t *data, uint32_t caplen, uint32_t wirelen,
+                    uint64_t ts_us)
+{
+	livecap *lc = arg;
+	(void)dlt;
+	struct worker *w = &lc->workers[worker_of(lc, data, caplen)];
+	if (caplen > w->ring.size / 4)
+		caplen = (uint32_t)(w->ring.size / 4); /* never: the snaplen is far smaller */
+	ring_put(&w->ring, data, caplen, wirelen, ts_us);
+	if (++lc->routed % 64 == 0)
+		wake(&w->ring);
+	return lc->max_packets && lc->routed >= lc->max_packets ? -1 : 0;
+}
+
+static void *capture_main(void *arg)
+{
+	livecap *lc = arg;
+	while (!atomic_load(&lc->stop)) {
+		char err[sizeof(lc->err)] = "";
+		int n = capture_live_step(lc->cap, WAIT_MS, on_frame, lc, err, sizeof(err));
+		uint64_t busiest = capture_live_busiest(lc->cap);
+		if (busiest > atomic_load_explicit(&lc->stall_us, memory_order_relaxed))
+			atomic_store_explicit(&lc->stall_us, busiest, memory_order_relaxed);
+		for (unsigned i = 0; i < lc->nworkers; i++)
+			wake(&lc->workers[i].ring);
+		if (n < 0) {
+			if (err[0]) { /* else max_packets was reached */
+				memcpy(lc->err, err, sizeof(err));
+				lc->failed_capture = true;
+			}
+			break;
+		}
+	}
+	atomic_store(&lc->capture_over, true);
+	for (unsigned i = 0; i < lc->nworkers; i++) {
+		struct ring *r = &lc->workers[i].ring;
+		atomic_store(&r->over, true);
+		pthread_mutex_lock(&r->mu);
+		pthread_cond_signal(&r->cv);
+		pthread_mutex_unlock(&r->mu);
+	}
+	return NULL;
+}
+
+/* ---- rows back to the caller's thread -------------------------------------------------- */
+
+static void push_rows(struct worker *w)
+{
+	livecap *lc = w->lc;
+	w->pushed_us = mono_us();
+	struct row_chunk *c = w->chunk;
+	if (!c || !c->n)
+		return;
+	w->chunk = NULL;
+	pthread_mutex_lock(&lc->qmu);
+	while (lc->queued >= CHUNKS_QUEUED_MAX && !lc->sinks_failed)
+		pthread_cond_wait(&lc->q_room, &lc->qmu);
+	if (lc->qtail)
+		lc->qtail->next = c;
+	else
+		lc->qhead = c;
+	lc->qtail = c;
+	lc->queued++;
+	pthread_cond_signal(&lc->q_rows);
+	pthread_mutex_unlock(&lc->qmu);
+}
+
+/* The workers' sink: rows are copied into chunks for the queue (records are self-contained). */
+static int queue_flow(void *self, const struct flow_record *rec)
+{
+	struct worker *w = self;
+	if (!w->chunk) {
+		w->chunk = malloc(sizeof(*w->chunk));
+		if (!w->chunk)
+			return -1;
+		w->chunk->next = NULL;
+		w->chunk->n = 0;
+	}
+	w->chunk->rec[w->chunk->n++] = *rec;
+	if (w->chunk->n == ROWS_PER_CHUNK)
+		push_rows(w);
+	return 0;
+}
+
+static int queue_tick(void *self)
+{
+	push_rows(self);
+	return 0;
+}
+
+static int queue_run(void *self, const struct run_info *run)
+{
+	(void)self;
+	(void)run;
+	return 0;
+}
+
+static void queue_close(void *self) { (void)self; }
+
+static const char *queue_error(void *self)
+{
+	(void)self;
+	return "out of memory for rows";
+}
+
+static const struct sink_ops queue_ops = {
+	"queue", queue_run, queue_flow, queue_tick, queue_run, queue_close, queue_error,
+};
+
+/* ---- the workers ----------------------------------------------------------------------- */
+
+static void publish(struct worker *w)
+{
+	atomic_store_explicit(&w->packets, engine_packets(w->eng), memory_order_relaxed);
+	atomic_store_explicit(&w->open_flows, engine_open_flows(w->eng), memory_order_relaxed);
+}
+
+/* Analyses what is in the ring, at most budget frames. Frames analysed, or -1 on failure. */
+static int drain(struct worker *w, unsigned budget)
+{
+	struct ring *r = &w->ring;
+	uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
+	uint64_t head = atomic_load_explicit(&r->head, memory_order_acquire);
+	unsigned n = 0;
+	int rc = 0;
+	while (tail != head && n < budget) {
+		const struct frame *f = (const struct frame *)(r->buf + (tail & (r->size - 1)));
+		if (f->caplen == FRAME_WRAP) {
+			tail += r->size - (tail & (r->size - 1));
+			continue;
+		}
+		if (engine_packet(w->eng, w->lc->dlt, (const uint8_t *)(f + 1), f->caplen, f->wirelen,
+		                  f->ts_us) != 0)
+			rc = -1;
+		tail += sizeof(*f) + ((f->caplen + FRAME_ALIGN - 1) & ~(uint64_t)(FRAME_ALIGN - 1));
+		if (++n % 256 == 0)
+			atomic_store_explicit(&r->tail, tail, memory_order_release);
+	}
+	atomic_store_explicit(&r->tail, tail, memory_order_release);
+	return rc ? -1 : (int)n;
+}
+
+static void sleep_for_frames(struct ring *r)
+{
+	pthread_mutex_lock(&r->mu);
+	atomic_store(&r->waiting, true);
+	if (atomic_load(&r->head) == atomic_load_explicit(&r->tail, memory_order_relaxed) &&
+	    !atomic_load(&r->over)) {
+		struct timespec until;
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_nsec += WAIT_MS * 1000000L;
+		if (until.tv_nsec >= 1000000000L) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&r->cv, &r->mu, &until);
+	}
+	atomic_store(&r->waiting, false);
+	pthread_mutex_unlock(&r->mu);
+}
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	struct ring *r = &w->ring;
+	uint64_t next_sweep = mono_us() + 1000000u;
+	bool failed = false;
+	for (;;) {
+		bool over = atomic_load(&r->over); /* read before the ring: nothing comes after */
+		int n = drain(w, 4096);
+		if (n < 0) {
+			failed = true;
+			break;
+		}
+		uint64_t now = mono_us();
+		if (now >= next_sweep) { /* time goes on without packets: idle flows end */
+			next_sweep = now + 1000000u;
+			if (engine_expire_at(w->eng, wall_us()) != 0) {
+				failed = true;
+				break;
+			}
+		}
+		publish(w);
+		if (now - w->pushed_us >= ROWS_PUSH_US)
+			push_rows(w);
+		if (n == 0) {
+			if (over)
+				break;
+			push_rows(w);
+			sleep_for_frames(r);
+		}
+	}
+	if (failed)
+		atomic_store(&r->closed, true);
+	if (!failed && engine_flush(w->eng, END_CAPTURE) != 0)
+		failed = true;
+	engine_finish(w->eng);
+	engine_stats(w->eng, &w->stats);
+	publish(w);
+	push_rows(w);
+	livecap *lc = w->lc;
+	pthread_mutex_lock(&lc->qmu);
+	lc->workers_done++;
+	if (failed)
+		lc->sinks_failed = true; /* out of memory for a row: the run fails as a sink would */
+	pthread_cond_signal(&lc->q_rows);
+	pthread_mutex_unlock(&lc->qmu);
+	return NULL;
+}
+
+/* ---- the caller's side ----------------------------------------------------------------- */
+
+/* Joins every thread: the capture thread first, then the workers (which end once their
+ * rings are over and drained). */
+static void join_threads(livecap *lc)
+{
+	atomic_store(&lc->stop, true);
+	if (lc->started) {
+		pthread_join(lc->thread, NULL);
+		lc->started = false;
+	}
+	for (unsigned i = 0; i < lc->nworkers; i++) {
+		struct worker *w = &lc->workers[i];
+		atomic_store(&w->ring.over, true);
+		pthread_mutex_lock(&w->ring.mu);
+		pthread_cond_signal(&w->ring.cv);
+		pthread_mutex_unlock(&w->ring.mu);
+		if (w->started) {
+			pthread_join(w->thread, NULL);
+			w->started = false;
+		}
+	}
+}
+
+static bool all_done(livecap *lc)
+{
+	pthread_mutex_lock(&lc->qmu);
+	bool done = lc->workers_done == lc->nworkers && !lc->qhead;
+	pthread_mutex_unlock(&lc->qmu);
+	return done;
+}
+
+livecap *livecap_start(capture_live *cap, const struct livecap_opts *o, char *err, size_t errlen)
+{
+	livecap *lc = calloc(1, sizeof(*lc));
+	unsigned n = o->workers < 1 ? 1 : o->workers > LIVE_WORKERS_MAX ? LIVE_WORKERS_MAX : o->workers;
+	if (lc)
+		lc->workers = calloc(n, sizeof(*lc->workers));
+	if (!lc || !lc->workers) {
+		free(lc);
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	lc->cap = cap;
+	lc->dlt = capture_live_dlt(cap);
+	lc->nworkers = n;
+	lc->max_packets = o->max_packets;
+	pthread_mutex_init(&lc->qmu, NULL);
+	pthread_cond_init(&lc->q_rows, NULL);
+	pthread_cond_init(&lc->q_room, NULL);
+	uint32_t cap_flows = o->eo.flow_cap ? o->eo.flow_cap : FLOW_CAP_DEFAULT;
+	for (unsigned i = 0; i < n; i++) {
+		struct worker *w = &lc->workers[i];
+		w->lc = lc;
+		w->id = i;
+		pthread_mutex_init(&w->ring.mu, NULL);
+		pthread_cond_init(&w->ring.cv, NULL);
+		w->ring.size = (uint64_t)LIVE_RING_KIB * 1024u;
+		w->ring.buf = aligned_alloc(FRAME_ALIGN, w->ring.size);
+		/* nDPI start-ups one after another, here: nDPI does not promise that two may overlap */
+		if (!w->ring.buf || (o->dpi && !(w->dpi = dpi_open(o->dpi_packets)))) {
+			snprintf(err, errlen, w->ring.buf ? "cannot initialise nDPI" : "out of memory");
+			livecap_free(lc);
+			return NULL;
+		}
+		struct engine_opts eo = o->eo;
+		eo.threaded = false;
+		eo.flow_cap = (cap_flows + n - 1) / n;
+		eo.key_step = n;
+		eo.key_first = i;
+		w->sink = (struct sink){ &queue_ops, w };
+		w->eng = engine_new(&eo, &w->sink, 1, w->dpi);
+		if (!w->eng) {
+			snprintf(err, errlen, "out of memory for the flow table");
+			livecap_free(lc);
+			return NULL;
+		}
+	}
+	/* the threads leave signals to the caller's thread */
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	bool ok = true;
+	for (unsigned i = 0; i < n && ok; i++)
+		ok = (lc->workers[i].started =
+		              pthread_create(&lc->workers[i].thread, NULL, worker_main, &lc->workers[i]) == 0);
+	if (ok)
+		ok = (lc->started = pthread_create(&lc->thread, NULL, capture_main, lc) == 0);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (!ok) {
+		snprintf(err, errlen, "cannot start the capture threads");
+		livecap_free(lc);
+		return NULL;
+	}
+	return lc;
+}
+
+static void free_chunks(struct row_chunk *c)
+{
+	while (c) {
+		struct row_chunk *next = c->next;
+		free(c);
+		c = next;
+	}
+}
+
+/* Takes every chunk queued (waiting up to timeout_ms for one). */
+static struct row_chunk *take_rows(livecap *lc, int timeout_ms)
+{
+	pthread_mutex_lock(&lc->qmu);
+	if (!lc->qhead && timeout_ms > 0 && lc->workers_done < lc->nworkers) {
+		struct timespec until;
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_nsec += (long)timeout_ms * 1000000L;
+		while (until.tv_nsec >= 1000000000L) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&lc->q_rows, &lc->qmu, &until);
+	}
+	struct row_chunk *c = lc->qhead;
+	lc->qhead = lc->qtail = NULL;
+	lc->queued = 0;
+	pthread_cond_broadcast(&lc->q_room);
+	pthread_mutex_unlock(&lc->qmu);
+	return c;
+}
+
+static void fail_queue(livecap *lc)
+{
+	pthread_mutex_lock(&lc->qmu);
+	lc->sinks_failed = true; /* workers stop waiting for room */
+	pthread_cond_broadcast(&lc->q_room);
+	pthread_mutex_unlock(&lc->qmu);
+}
+
+int livecap_rows(livecap *lc, struct sink *sinks, unsigned nsinks, int timeout_ms)
+{
+	struct row_chunk *first = take_rows(lc, timeout_ms);
+	int rc = 0, handed = 0;
+	for (struct row_chunk *c = first; c; c = c->next)
+		for (unsigned i = 0; i < c->n && rc == 0; i++, handed++)
+			for (unsigned s = 0; s < nsinks && rc == 0; s++)
+				if (sinks[s].ops->flow(sinks[s].self, &c->rec[i]) != 0)
+					rc = -1;
+	free_chunks(first);
+	if (rc != 0)
+		fail_queue(lc);
+	return rc ? -1 : handed;
+}
+
+bool livecap_over(livecap *lc) { return atomic_load(&lc->capture_over) && all_done(lc); }
+
+/* Adds one worker's run counters to run's; decode reasons are matched by name. */
+static void add_stats(struct run_info *run, const struct run_info *w)
+{
+	run->packets += w->packets;
+	run->bytes += w->bytes;
+	run->tcp_packets += w->tcp_packets;
+	run->flows += w->flows;
+	run->evicted += w->evicted;
+	run->decode_errors += w->decode_errors;
+	for (unsigned i = 0; i < w->nreasons; i++) {
+		unsigned j = 0;
+		while (j < run->nreasons && strcmp(run->reason_names[j], w->reason_names[i]))
+			j++;
+		if (j == run->nreasons) {
+			if (j == sizeof(run->reasons) / sizeof(run->reasons[0]))
+				continue;
+			run->reason_names[run->nreasons++] = w->reason_names[i];
+			run->reasons[j] = 0;
+		}
+		run->reasons[j] += w->reasons[i];
+	}
+}
+
+int livecap_finish(livecap *lc, struct sink *sinks, unsigned nsinks, struct run_info *run)
+{
+	/* the capture ends; the workers analyse what it handed them and write out their open
+	 * flows, while this thread keeps the rows going to the sinks */
+	atomic_store(&lc->stop, true);
+	int rc = 0;
+	while (!all_done(lc)) {
+		if (rc == 0 && livecap_rows(lc, sinks, nsinks, WAIT_MS) < 0)
+			rc = -1;
+		else if (rc != 0)
+			free_chunks(take_rows(lc, WAIT_MS));
+	}
+	join_threads(lc);
+	run->packets = run->bytes = run->tcp_packets = run->flows = run->evicted = 0;
+	run->decode_errors = 0;
+	run->nreasons = 0;
+	for (unsigned i = 0; i < lc->nworkers; i++) {
+		struct worker *w = &lc->workers[i];
+		add_stats(run, &w->stats);
+		if (w->dpi) {
+			uint64_t alive, inspected;
+			dpi_stats(w->dpi, &alive, &w->dpi_peak, &inspected);
+		}
+	}
+	capture_live_stats(lc->cap, &run->pcap_received, &run->pcap_dropped);
+	if (lc->sinks_failed)
+		rc = -1;
+	return rc;
+}
+
+const char *livecap_error(const livecap *lc) { return lc->failed_capture ? lc->err : NULL; }
+
+void livecap_counters(const livecap *lc, uint64_t *packets, uint32_t *open_flows)
+{
+	*packets = 0;
+	*open_flows = 0;
+	for (unsigned i = 0; i < lc->nworkers; i++) {
+		*packets += atomic_load_explicit(&lc->workers[i].packets, memory_order_relaxed);
+		*open_flows += atomic_load_explicit(&lc->workers[i].open_flows, memory_order_relaxed);
+	}
+}
+
+uint64_t livecap_longest_stall(const livecap *lc)
+{
+	return atomic_load_explicit(&lc->stall_us, memory_order_relaxed);
+}
+
+uint64_t livecap_dpi_peak(const livecap *lc)
+{
+	uint64_t sum = 0;
+	for (unsigned i = 0; i < lc->nworkers; i++)
+		sum += lc->workers[i].dpi_peak;
+	return sum;
+}
+
+void livecap_free(livecap *lc)
+{
+	if (!lc)
+		return;
+	/* torn down without livecap_finish (a failure): nobody waits for anybody */
+	fail_queue(lc);
+	for (unsigned i = 0; i < lc->nworkers; i++)
+		atomic_store(&lc->workers[i].ring.closed, true);
+	join_threads(lc);
+	for (unsigned i = 0; i < lc->nworkers; i++) {
+		struct worker *w = &lc->workers[i];
+		engine_free(w->eng);
+		dpi_close(w->dpi);
+		free(w->chunk);
+		free(w->ring.buf);
+		pthread_mutex_destroy(&w->ring.mu);
+		pthread_cond_destroy(&w->ring.cv);
+	}
+	free_chunks(lc->qhead);
+	pthread_mutex_destroy(&lc->qmu);
+	pthread_cond_destroy(&lc->q_rows);
+	pthread_cond_destroy(&lc->q_room);
+	free(lc->workers);
+	free(lc);
+}

@@ -1,0 +1,130 @@
+# Live capture on every core (livecap.c): a capture thread that only captures, workers with
+# flow tables of their own, rows written by the main thread. Uses tests/run.py's helpers.
+import signal  # noqa: E402
+
+# Transfers of every kind the lab makes: one segment, one initial window, several windows,
+# some side by side (par), in both families of request.
+LIVE_TRANSFERS = (["GET:1000", "GET:14600", "GET:43440", "GET:120000", "GET:14600:par=4",
+                   "GET:5000:par=3"] * 4)
+
+
+def live_vs_offline(binary, tmp, suffix, workers, transfers=LIVE_TRANSFERS, env=None):
+    """Captures the lab's traffic with iwscope -i (workers analysis threads) and with tcpdump
+    side by side on the client's interface, then reads tcpdump's capture offline. Returns
+    (live rows, offline rows, live run row, iwscope's stderr)."""
+    need_root()
+    tr = netns()
+    ns = tr.names(suffix)
+    os.chmod(tmp, 0o755)
+    procs = []
+    db, ref = os.path.join(tmp, "live.db"), os.path.join(tmp, "ref.pcap")
+    # A socket that asks for receive timestamps turns on the kernel's timestamp at reception
+    # for every packet (netstamp_needed): both packet sockets then read that one time, where
+    # each would otherwise take the clock itself, microseconds apart.
+    stamp = subprocess.Popen(["python3", "-c", "import socket,time; s=socket.socket(socket.AF_INET,"
+                              " socket.SOCK_DGRAM); s.setsockopt(socket.SOL_SOCKET,"
+                              " 29, 1); print('on', flush=True); time.sleep(600)"],
+                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    procs.append(stamp)
+    eq(stamp.stdout.readline().strip(), "on", "receive timestamps (SO_TIMESTAMP, 29) asked for")
+    try:
+        procs += tr.lab({"name": "livecap", "iw": 10}, 4000, 4000, app_server=True, ns=ns)
+        # the same snaplen as iwscope's live default: nDPI and names.c see the same bytes
+        td = subprocess.Popen(["ip", "netns", "exec", ns["c"], "tcpdump", "-i", "c0", "-s", "9216",
+                               "-U", "-w", ref, "tcp"], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, text=True)
+        procs.append(td)
+        cap = subprocess.Popen(["ip", "netns", "exec", ns["c"], binary, "-i", "c0", "-o", db,
+                                "--no-ui", "--threads", str(workers)], stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE, text=True, env=env or ENV)
+        procs.append(cap)
+        wait_for(lambda: count_rows(db, "SELECT count(*) FROM runs") == 1, 15, "the run row")
+        wait_for(lambda: os.path.exists(ref), 10, "tcpdump's capture")
+        time.sleep(0.5)
+        cl = subprocess.run(["ip", "netns", "exec", ns["c"], "python3", tr.APP, "client", tr.S4,
+                             "8080", "0.05"] + list(transfers), stdout=subprocess.PIPE, text=True,
+                            timeout=120)
+        want = len(cl.stdout.splitlines())
+        eq(want, sum(int(t.split("par=")[1]) if "par=" in t else 1 for t in transfers),
+           "transfers")
+        # every flow ended with FIN: written a second later, while the capture runs
+        wait_for(lambda: (count_rows(db) or 0) >= want, 20, "the rows of %d flows" % want)
+        time.sleep(0.5)
+        cap.send_signal(signal.SIGINT)
+        td.send_signal(signal.SIGINT)
+        _, err = cap.communicate(timeout=30)
+        td.communicate(timeout=10)
+        eq(cap.returncode, 0, "iwscope's exit after SIGINT: " + err)
+    finally:
+        for p in procs:
+            tr.stop(p)
+        tr.teardown(ns)
+    off = analyse(binary, [ref], tmp, [], "off.db")
+    live_run = rows(db, "SELECT * FROM runs")[0]
+    return rows(db), rows(off), live_run, err
+
+
+def flows_alike(rs):
+    """Flow rows without what names the run or numbers the flow within it, sorted."""
+    return sorted((tuple((k, r[k]) for k in sorted(r)
+                         if k not in ("probe", "run_id", "id", "flow_key")) for r in rs), key=repr)
+
+
+def check_live_vs_offline(live, off, run_row, err, want):
+    eq(len(live), want, "live rows")
+    eq(run_row["pcap_dropped"], 0, "packets dropped by the capture")
+    if flows_alike(live) != flows_alike(off):
+        a, b = flows_alike(live), flows_alike(off)
+        diff = [(dict(x), dict(y)) for x, y in zip(a, b) if x != y][:1]
+        if diff:
+            diff = [{k: (v, diff[0][1].get(k)) for k, v in diff[0][0].items()
+                     if diff[0][1].get(k) != v}]
+        raise AssertionError("live rows differ from tcpdump's capture read offline: %r" % diff)
+    m = re.search(r"the capture waited ([0-9.]+) ms at most", err)
+    assert m, "the longest stall is reported: " + err
+    return float(m.group(1))
+
+
+@test("live-rows-equal-offline-rows", ("release", "asan"))
+def t_live_rows_equal(binary, tmp):
+    """Two workers analyse beside the capture thread: each flow goes whole to one of them (both
+    are used), and the rows are those of the same packets (tcpdump's capture) read offline."""
+    live, off, run_row, err = live_vs_offline(binary, tmp, "-lr%d" % os.getpid(), 2)
+    want = sum(int(t.split("par=")[1]) if "par=" in t else 1 for t in LIVE_TRANSFERS)
+    stall = check_live_vs_offline(live, off, run_row, err, want)
+    # keys are numbered apart per worker: worker 0 odd, worker 1 even
+    parity = {r["flow_key"] % 2 for r in live}
+    eq(parity, {0, 1}, "flows analysed by both workers")
+    eq(len({r["flow_key"] for r in live}), len(live), "flow keys unique in the run")
+    counters = "SELECT packets, tcp_packets, flows FROM runs"
+    eq(run_row["flows"], want, "flows counted over the workers")
+    assert run_row["packets"] == run_row["pcap_received"] == rows(
+        os.path.join(tmp, "off.db"), counters)[0]["packets"], (run_row, err)
+    return "%d flows alike, 0 dropped, the capture waited %.1f ms at most" % (len(live), stall)
+
+
+@test("live-workers-under-tsan")
+def t_live_tsan(binary, tmp):
+    """The capture thread, two workers and the writer under ThreadSanitizer: no race reported,
+    and the rows still equal the offline ones."""
+    if not os.path.exists(TSAN_BIN):
+        raise AssertionError("no ThreadSanitizer build: make tsan")
+    env = dict(ENV, TSAN_OPTIONS="halt_on_error=1:exitcode=66")
+    transfers = ["GET:14600", "GET:43440:par=3", "GET:1000"] * 2
+    live, off, run_row, err = live_vs_offline(TSAN_BIN, tmp, "-lt%d" % os.getpid(), 2,
+                                              transfers, env)
+    assert "ThreadSanitizer" not in err, err
+    check_live_vs_offline(live, off, run_row, err, 10)
+    return "%d flows, no race" % len(live)
+
+
+@test("threads-option-range", ("release",))
+def t_threads_range(binary, tmp):
+    """--threads takes 1 to 16 (live workers); anything else is a one-line usage error."""
+    for bad in ("0", "17", "2x", "-1", ""):
+        rc, _, err = run(["--threads", bad, "-r", truth_pcap(), "-o", os.path.join(tmp, "x.db")],
+                         binary)
+        eq(rc, 1, "--threads %r" % bad)
+        assert err.count("\n") == 1 and "--threads" in err, err
+    db = analyse(binary, [truth_pcap()], tmp, ["--threads", "16"], "t16.db")
+    eq(count_rows(db) > 0, True, "--threads 16 on a file")
