@@ -549,6 +549,7 @@ def main():
 
     def on_term(sig, frame):
         raise KeyboardInterrupt
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # also when started with &
     signal.signal(signal.SIGTERM, on_term)
     signal.signal(signal.SIGHUP, on_term)
     work = tempfile.mkdtemp(prefix="iwscope-live-")
