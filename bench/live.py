@@ -441,12 +441,14 @@ def table(results, rates):
 
 
 def highest_drop_free(results, rates, kind):
-    """The highest rate at which every run of kind was drop-free, with the rate tcpreplay
-    achieved there (the sender shares the machine: at high rates it falls short)."""
+    """The highest rate below the first with drops (every run of kind drop-free up to it), with
+    the rate tcpreplay achieved there (the sender shares the machine: at high rates it falls
+    short)."""
     best = None
     for rate in rates:
-        if all(drop_free(r) for r in results[rate][kind]):
-            best = "%s (achieved %.0f pps)" % (rate_name(rate), min(r["pps"] for r in results[rate][kind]))
+        if not all(drop_free(r) for r in results[rate][kind]):
+            break
+        best = "%s (achieved %.0f pps)" % (rate_name(rate), min(r["pps"] for r in results[rate][kind]))
     return best or "none"
 
 
