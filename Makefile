@@ -1,5 +1,8 @@
 # iwscope — see README.md. `make` builds build/iwscope; `make test` installs what is missing,
 # builds and runs every test; `make demo` analyses a bundled capture and prints the report.
+# `make bench` compares iwscope with tcpdump, tcptrace and ndpiReader on capture files;
+# `make bench-live` (root) replays a capture over a veth pair into iwscope and tcpdump at
+# fixed rates (LIVE_ARGS="--runs 3 --append-results" writes its section of bench/RESULTS.md).
 
 PREFIX  ?= /usr/local
 CC      ?= cc
@@ -11,6 +14,8 @@ HDRS    := $(wildcard include/*.h)
 DEB_BUILD := gcc make pkg-config libpcap-dev libndpi-dev libsqlite3-dev libncurses-dev libpq-dev
 DEB_TEST  := sqlite3 tshark tcpdump tcptrace libndpi-bin iproute2 ethtool clang time \
              libclang-rt-14-dev valgrind tmux python3 chromium postgresql jq
+# ... and what the benchmarks need beyond those (`make bench`, `make bench-live`)
+DEB_BENCH := tcpreplay
 
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 # libpq is compiled against but not linked: src/pg.c loads it when a postgresql:// target is used
@@ -29,7 +34,7 @@ BUILD    := build
 DEBUG    := build-debug
 SAN      := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
-.PHONY: all debug tsan deps deps-build demo test install clean truth fuzz fuzzers bench tools soak
+.PHONY: all debug tsan deps deps-build deps-bench demo test install clean truth fuzz fuzzers bench bench-live tools soak
 all: $(BUILD)/iwscope
 
 $(BUILD)/schema_sql.c: schema/sqlite.sql schema/postgresql.sql schema/views.sql schema/migrate.sql tools/embed.sh
@@ -142,9 +147,19 @@ $(DEBUG)/unit: tests/unit.c tests/unit_flight.c tests/unit_names.c tests/unit.h 
 # Benchmark against tcpdump, tcptrace and ndpiReader (not part of make test).
 $(BUILD)/benchgen: tools/benchgen.c | $(BUILD)
 	$(CC) $(WARN) -D_DEFAULT_SOURCE -O2 -o $@ $<
-bench: deps
+deps-bench:
+	@$(MAKE) -s deps PKGS_WANTED="$(DEB_BUILD) $(DEB_TEST) $(DEB_BENCH)"
+bench: deps-bench
 	$(MAKE) all $(BUILD)/benchgen
 	python3 bench/run.py
+
+# Live benchmark (root: network namespaces): tcpreplay at 50k-400k packets/s and top speed
+# into tcpdump and iwscope; bench/live.py --help for its options, passed in LIVE_ARGS.
+# Not root: the script says it is skipped (before anything is installed or built).
+LIVE_ARGS ?=
+bench-live:
+	@if [ "$$(id -u)" != 0 ]; then python3 bench/live.py $(LIVE_ARGS); else \
+	  $(MAKE) -s deps-bench && $(MAKE) all $(BUILD)/benchgen && python3 bench/live.py $(LIVE_ARGS); fi
 
 # Live soak (root): 10 minutes of traffic in network namespaces, RSS sampled in bench/soak.log.
 soak: deps

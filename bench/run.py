@@ -182,7 +182,13 @@ def main():
     print()
     for name, val, target in ratios:
         print("%-48s %-28s %s" % (name, val, target))
-    with open(os.path.join(ROOT, "bench", "RESULTS.md"), "w") as f:
+    results_md = os.path.join(ROOT, "bench", "RESULTS.md")
+    live = ""  # bench/live.py's section (make bench-live) stays as it was
+    if os.path.exists(results_md):
+        text = open(results_md).read()
+        if "\n## Live capture" in text:
+            live = text[text.index("\n## Live capture"):]
+    with open(results_md, "w") as f:
         f.write("# Benchmark results\n\n")
         f.write("Reproduce: `make bench` (runs `python3 bench/run.py --runs %d`).\n\n" % runs)
         f.write("Machine: %s. Date: %s.\n\n" % (machine(), time.strftime("%Y-%m-%d")))
@@ -207,6 +213,7 @@ def main():
         f.write("\nProfile: `perf record -g build/iwscope -q -r /tmp/iwscope-bench/big.pcap -o /tmp/p.db; "
                 "perf report --no-children --sort pid,dso` (one line per thread; `--threads 1` for one "
                 "profile of everything) or `valgrind --tool=callgrind` for instruction counts.\n")
+        f.write(live)
     print("\nwrote bench/RESULTS.md")
 
 
