@@ -211,6 +211,16 @@ static void *capture_main(void *arg)
 			break;
 		}
 	}
+	/* Stopped: what the kernel holds was received, so it is analysed too. A block partly
+	 * filled is handed over after LIVE_BLOCK_MS: wait that long for the last one, but not
+	 * for traffic that goes on. */
+	if (atomic_load(&lc->stop) && !lc->failed_capture) {
+		char err[sizeof(lc->err)];
+		uint64_t until = mono_us() + 3000u * LIVE_BLOCK_MS;
+		while (mono_us() < until &&
+		       capture_live_step(lc->cap, 2 * LIVE_BLOCK_MS, on_frame, lc, err, sizeof(err)) > 0)
+			;
+	}
 	atomic_store(&lc->capture_over, true);
 	for (unsigned i = 0; i < lc->nworkers; i++) {
 		struct ring *r = &lc->workers[i].ring;
