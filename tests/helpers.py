@@ -23,6 +23,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 import craft  # noqa: E402
+import hostile  # noqa: E402
 import tshark_check  # noqa: E402
 import truthcheck  # noqa: E402
 
@@ -296,54 +297,9 @@ def keepalive_conn():
     return c
 
 
-# Raw capture writers: headers that lie, pcapng, floods
+# Raw capture writers: headers that lie, pcapng, floods (tests/hostile.py)
 
-def raw_pcap(path, records, snaplen=262144, linktype=1):
-    """records: (caplen field, wire len field, data bytes) written as given, lies included."""
-    import struct
-    with open(path, "wb") as f:
-        f.write(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, snaplen, linktype))
-        for i, (cap, wire, data) in enumerate(records):
-            f.write(struct.pack("<IIII", 1700000000 + i, 0, cap, wire) + data)
-
-
-def one_syn():
-    c = craft.Conn(cport=41000)
-    c.c(0, "S", 0, 0, opts=craft.tcp_options(mss=1460, sok=True, ts=(1, 0), ws=7))
-    return c.out[0][1]
-
-
-def pcapng(path, interfaces, packets):
-    """A pcapng file: interfaces = [linktype], packets = [(interface, frame)]."""
-    import struct
-    def block(t, body):
-        body += b"\x00" * (-len(body) % 4)
-        n = 12 + len(body)
-        return struct.pack("<II", t, n) + body + struct.pack("<I", n)
-    out = block(0x0A0D0D0A, struct.pack("<IHHq", 0x1A2B3C4D, 1, 0, -1))
-    for lt in interfaces:
-        out += block(1, struct.pack("<HHI", lt, 0, 262144))
-    for i, (ifc, frame) in enumerate(packets):
-        ts = (1700000000 + i) * 1000000
-        out += block(6, struct.pack("<IIIII", ifc, ts >> 32, ts & 0xFFFFFFFF, len(frame), len(frame)) + frame)
-    open(path, "wb").write(out)
-
-
-def syn_flood(path, n, seed=1):
-    """n SYNs from random addresses and ports, one per microsecond."""
-    import random
-    import struct
-    rnd = random.Random(seed)
-    head = b"\x02\x00\x00\x00\x00\x02\x02\x00\x00\x00\x00\x01\x08\x00"
-    with open(path, "wb") as f:
-        f.write(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 262144, 1))
-        t0 = 1700000000 * 1000000
-        for i in range(n):
-            src = rnd.getrandbits(32)
-            ip = struct.pack("!BBHHHBBHII", 0x45, 0, 40, 0, 0, 64, 6, 0, src, 0xC6336414)
-            tcp = struct.pack("!HHIIBBHHH", 1024 + (src & 0xFFFF) % 60000, 80, src, 0, 0x50, 2, 64240, 0, 0)
-            t = t0 + i
-            f.write(struct.pack("<IIII", t // 1000000, t % 1000000, 54, 54) + head + ip + tcp)
+from hostile import one_syn, pcapng, raw_pcap, syn_flood  # noqa: E402,F401
 
 
 # Headless Chromium
