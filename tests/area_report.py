@@ -1,6 +1,6 @@
-# Tests of `iwscope report` and `iwscope plot` output (issue 22, "Output a user can trust"):
-# whole values and row limits (2), valid JSON and CSV whatever the wire says (3), read-only
-# databases (5). Exec'd by tests/run.py with its globals (test, run, rows, analyse, eq, ...).
+# `iwscope report` and `iwscope plot` output: whole values and row limits, valid JSON and CSV
+# whatever the wire says, read-only databases; the summary, the views, the demo's answer.
+# Run by tests/run.py with tests/helpers.py's names (test, run, rows, analyse, eq, ...).
 import csv
 import io
 

@@ -1,7 +1,7 @@
-# Output a user can trust (issue 22, items 8 and 9): the dashboard at 80x24 and wider, and the
-# plots' axes, colours and titles. exec'd by tests/run.py with its globals (test, run, rows,
-# analyse, eq, wait_for, Skip, craft, chromium, ...); names here start with ui_ so they do not
-# shadow run.py's.
+# The dashboard (under tmux, at 80x24 and wider, without colour) and the plots (in headless
+# Chromium: axes, colours, titles). Run by tests/run.py with tests/helpers.py's names (test, run,
+# rows, analyse, eq, wait_for, Skip, craft, chromium, ...); names here start with ui_ so they do
+# not shadow the helpers'.
 import socket as ui_socket
 import struct as ui_struct
 
