@@ -141,7 +141,7 @@ clean:
 
 # Unit tests: every module but main, with the sanitizers.
 UNIT_OBJS := $(filter-out $(DEBUG)/main.o,$(DOBJS))
-$(DEBUG)/unit: tests/unit.c tests/unit_flight.c tests/unit_names.c tests/unit.h $(UNIT_OBJS)
+$(DEBUG)/unit: tests/unit.c tests/unit_flight.c tests/unit_handshake.c tests/unit_names.c tests/unit.h $(UNIT_OBJS)
 	$(CC) $(WARN) -D_DEFAULT_SOURCE -Iinclude $(PKG_CFLAGS) -O1 -g $(SAN) -o $@ $(filter %.c %.o,$^) $(PKG_LIBS)
 
 # Benchmark against tcpdump, tcptrace and ndpiReader (not part of make test).

@@ -1,6 +1,6 @@
-# Server names (issue 22, item 7): the name a client asks for (HTTP Host, TLS SNI) is stored
-# for its flow whole, also when the request spans segments, comes out of order or follows a
-# proxy's exchange. Exec'd by run.py with its globals (test, run, rows, analyse, eq, Skip,
+# Server names: the name a client asks for (HTTP Host, TLS SNI) is stored for its flow whole,
+# also when the request spans segments, comes out of order or follows a proxy's exchange.
+# Run by tests/run.py with tests/helpers.py's names (test, run, rows, analyse, eq, Skip,
 # SHARED, craft, PCAPS, first_payload, ...).
 import names_check  # noqa: E402  (tests/ is on sys.path)
 

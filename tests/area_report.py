@@ -1,6 +1,6 @@
-# Tests of `iwscope report` and `iwscope plot` output (issue 22, "Output a user can trust"):
-# whole values and row limits (2), valid JSON and CSV whatever the wire says (3), read-only
-# databases (5). Exec'd by tests/run.py with its globals (test, run, rows, analyse, eq, ...).
+# `iwscope report` and `iwscope plot` output: whole values and row limits, valid JSON and CSV
+# whatever the wire says, read-only databases; the summary, the views, the demo's answer.
+# Run by tests/run.py with tests/helpers.py's names (test, run, rows, analyse, eq, ...).
 import csv
 import io
 
@@ -420,3 +420,63 @@ def t_report_ro_file(binary, tmp):
     finally:
         os.chmod(d, 0o755)
     eq(digest(d), before, "nothing written")
+
+
+@test("report", ("release", "asan"))
+def t_report(binary, tmp):
+    db = analyse(binary, [truth_pcap("iw10.mid"), truth_pcap("iw3.mid"), truth_pcap("rwnd6k_iw10.mid")],
+                 tmp, ["--no-dpi"])
+    rc, out, _ = run(["report", db], binary, 0)
+    for needle in ("IW10", "IW3", "rfc6928", "rfc3390", "6KB", "64KB", "complete", ">=IW4"):
+        assert needle in out, needle
+    for by in ([], ["--by", "server"], ["--by", "app"], ["--by", "rwnd"], ["--by", "standard"]):
+        rc, out, err = run(["report", db] + by, binary)
+        eq((rc, err), (0, ""), "report %s" % by)
+    # into a pipe, values are whole (tests/area_report.py: terminals, limits, hostile names)
+    out = run(["report", db], binary, 0)[1]
+    assert " ".join(truth_pcap(n) for n in ("iw10.mid", "iw3.mid", "rwnd6k_iw10.mid")) in out, out
+    rc, out, _ = run(["report", db, "--format", "json"], binary, 0)
+    j = json.loads(out)
+    iw = {(r["iw_class"], r["iw_limit"]): r["flows"] for r in j["iw_classes"]}
+    eq(iw[("IW10", "cwnd")], 2, "IW10 flows")
+    eq(iw[("IW3", "cwnd")], 1, "IW3 flows")
+    rc, out, _ = run(["report", db, "--format", "csv", "--by", "server"], binary, 0)
+    assert out.startswith("server_ip,server_port,flows,exact_flows,iw,"), out
+    eq(run(["report", os.path.join(tmp, "none.db")], binary)[0], 2, "missing database")
+
+
+@test("views", ("release", "asan"))
+def t_views(binary, tmp):
+    db = analyse(binary, [truth_pcap("iw10.mid"), truth_pcap("iw16.mid")], tmp, ["--no-dpi"])
+    v = rows(db, "SELECT * FROM server_iw")
+    eq(len(v), 1, "one server")
+    eq((v[0]["exact_flows"], v[0]["iw"], v[0]["disagree"], v[0]["lower_bound"]), (3, None, 1, 10), "verdict")
+    eq((v[0]["iw_min"], v[0]["iw_max"]), (10, 16), "range")
+    rc = rows(db, "SELECT * FROM rwnd_classes ORDER BY side")
+    eq([(r["side"], r["rwnd_class"], r["flows"]) for r in rc],
+       [("client", "64KB", 5), ("server", "64KB", 5)], "classes")
+
+
+@test("dpi-report-by-app", ("release", "asan"))
+def t_dpi_report(binary, tmp):
+    db = analyse(binary, [os.path.join(PCAPS, "dpi", "apps.client.pcap")], tmp)
+    got = rows(db, "SELECT app_proto, iw_class, iw_limit, flows FROM iw_by_app ORDER BY 1")
+    eq([tuple(r.values()) for r in got], [("HTTP", "IW10", "cwnd", 1), ("SSH", ">=IW1", "app", 1),
+                                          ("TLS", "IW10", "cwnd", 2), ("Unknown", "IW10", "cwnd", 1)], "iw_by_app")
+    rc, out, _ = run(["report", db, "--by", "app"], binary, 0)
+    assert "tls13.iwscope.test" in out and "TLS" in out, out
+    # without nDPI the columns stay NULL
+    db2 = analyse(binary, [os.path.join(PCAPS, "dpi", "apps.client.pcap")], tmp, ["--no-dpi"], "n.db")
+    eq(rows(db2, "SELECT count(*) AS n FROM flows WHERE app_proto IS NOT NULL")[0]["n"], 0, "no-dpi")
+
+
+@test("demo-answers-the-readme-question", ("release", "asan"))
+def t_demo(binary, tmp):
+    db = analyse(binary, [os.path.join(PCAPS, "demo.pcap")], tmp)
+    got = rows(db, "SELECT server_ip, server_port, iw, iw_std, app_proto, server_name FROM server_iw "
+                   "WHERE iw IS NOT NULL ORDER BY iw")
+    eq([tuple(r.values()) for r in got],
+       [("10.77.0.3", 80, 3, "rfc3390", "HTTP", "old.origin.test"),
+        ("10.77.0.2", 443, 10, "rfc6928", "TLS", "api.modern.test"),
+        ("10.77.0.4", 443, 16, "custom", "TLS", "www.bigcdn.test")], "server verdicts")
+    eq(rows(db, "SELECT count(*) AS n FROM flows WHERE c_rwnd_class = '6KB'")[0]["n"], 3, "6KB clients")

@@ -1,5 +1,5 @@
-# Issue 22 (output a user can trust): runs that count once, statuses that say what happened,
-# classes that survive real paths. Exec'd by tests/run.py with its helpers.
+# Output a user can trust: runs that count once, statuses that say what happened, classes that
+# survive real paths. Run by tests/run.py with tests/helpers.py's names (see run.py).
 
 
 @test("same-source-twice-counts-once", ("release", "asan"))

@@ -1,7 +1,7 @@
-# Output a user can trust (issue 22, items 8 and 9): the dashboard at 80x24 and wider, and the
-# plots' axes, colours and titles. exec'd by tests/run.py with its globals (test, run, rows,
-# analyse, eq, wait_for, Skip, craft, chromium, ...); names here start with ui_ so they do not
-# shadow run.py's.
+# The dashboard (under tmux, at 80x24 and wider, without colour) and the plots (in headless
+# Chromium: axes, colours, titles). Run by tests/run.py with tests/helpers.py's names (test, run,
+# rows, analyse, eq, wait_for, Skip, craft, chromium, ...); names here start with ui_ so they do
+# not shadow the helpers'.
 import socket as ui_socket
 import struct as ui_struct
 
@@ -360,3 +360,82 @@ def t_ui_plot_titles(binary, tmp):
                       ("syn_window", lambda l: "side " + l)):
         for e in ui_all(charts[name], "text", "legend"):
             eq(e.get("data-colour"), colour[key(e.text)], "%s legend %r" % (name, e.text))
+
+
+@test("dashboard-tmux", ("release", "asan"))
+def t_dashboard(binary, tmp):
+    if not shutil.which("tmux"):
+        raise Skip("tmux not installed")
+    try:
+        db = dashboard(binary, tmp)
+        screen = pane()
+        for needle in ("Server IW", "IW3", "IW10", "IW16", "Client SYN windows", "6KB",
+                       "old.origin.test", "www.bigcdn.test", "Recent flows", "10 flows"):
+            assert needle in screen, "%r not on screen:\n%s" % (needle, screen)
+        assert "\x1b[32m" in pane(True) or "\x1b[3" in pane(True), "no colour without NO_COLOR"
+        # filter: only the CDN remains in the servers pane
+        tmux("send-keys", "-t", "dash", "/", "bigcdn", "Enter")
+        wait_for(lambda: "filter: bigcdn" in pane(), 5, "the filter")
+        s = pane()
+        assert "www.bigcdn.test" in s and "old.origin.test" not in s, s
+        tmux("send-keys", "-t", "dash", "Escape")
+        tmux("send-keys", "-t", "dash", "/", "Escape")
+        # resize below 80x24 and back: panes drop, nothing crashes
+        tmux("resize-window", "-t", "dash", "-x", "60", "-y", "20")
+        wait_for(lambda: "Top servers" in pane() and "Client SYN windows" not in pane(), 5, "the small layout")
+        tmux("resize-window", "-t", "dash", "-x", "30", "-y", "8")
+        wait_for(lambda: "terminal too small" in pane(), 5, "terminal too small")
+        tmux("resize-window", "-t", "dash", "-x", "100", "-y", "30")
+        wait_for(lambda: "Client SYN windows" in pane(), 5, "the full layout again")
+        tmux("send-keys", "-t", "dash", "s")
+        wait_for(lambda: "sort: IW" in pane(), 5, "the IW sort")
+        tmux("send-keys", "-t", "dash", "?")
+        wait_for(lambda: "dashboard keys" in pane(), 5, "help")
+        tmux("send-keys", "-t", "dash", "x")
+        tmux("send-keys", "-t", "dash", "q")
+        wait_for(lambda: "EXITED rc=0" in pane(), 10, "a clean exit on q")
+        eq(len(rows(db)), 10, "flows in the database")
+        assert "Sanitizer" not in pane(), pane()
+    finally:
+        tmux("kill-session", "-t", "dash")
+
+
+@test("dashboard-no-color", ("release", "asan"))
+def t_no_color(binary, tmp):
+    if not shutil.which("tmux"):
+        raise Skip("tmux not installed")
+    try:
+        dashboard(binary, tmp, "NO_COLOR=1 ")
+        raw = pane(True)
+        import re
+        assert not re.search(r"\x1b\[[0-9;]*3[0-7](;[0-9;]*)?m|\x1b\[[0-9;]*38;", raw), repr(raw[:400])
+        assert "IW16" in raw
+        tmux("send-keys", "-t", "dash", "q")
+        wait_for(lambda: "EXITED rc=0" in pane(), 10, "exit")
+    finally:
+        tmux("kill-session", "-t", "dash")
+
+
+@test("plots-in-chromium", ("release", "asan"))
+def t_plots(binary, tmp):
+    import re
+    db = analyse(binary, [os.path.join(PCAPS, "demo.pcap")], tmp)
+    out = os.path.join(tmp, "plots")
+    rc, listing, _ = run(["plot", db, "-o", out], binary, 0)
+    files = ["iw_histogram.svg", "ff_bytes_cdf.svg", "syn_window.svg", "rtt_vs_ff.svg"]
+    eq([os.path.basename(l) for l in listing.split()], files, "files")
+    dom = {f: chromium(tmp, "--dump-dom", "file://" + os.path.join(out, f)) for f in files}
+    bars = {(m.group(1), m.group(2)): int(m.group(3)) for m in re.finditer(
+        r'<rect class="bar" data-series="([^"]+)" data-label="([^"]+)" data-value="(\d+)"', dom["iw_histogram.svg"])}
+    eq(bars, {("exact (cwnd)", "IW3"): 2, ("exact (cwnd)", "IW10"): 2, ("exact (cwnd)", "IW16"): 3,
+              ("lower bound", "IW1"): 1, ("lower bound", "IW2"): 2}, "IW histogram bars")
+    win = {(m.group(1), m.group(2)): int(m.group(3)) for m in re.finditer(
+        r'<rect class="bar" data-series="([^"]+)" data-label="([^"]+)" data-value="(\d+)"', dom["syn_window.svg"])}
+    eq(win, {("client", "6KB"): 3, ("client", "64KB"): 7, ("server", "64KB"): 10}, "SYN window bars")
+    cdf = dict(re.findall(r'<polyline class="cdf" data-series="([^"]+)" data-flows="(\d+)"', dom["ff_bytes_cdf.svg"]))
+    eq(cdf, {"TLS": "5", "HTTP": "4", "SSH": "1"}, "CDF series")
+    eq(len(re.findall(r'<circle class="point"', dom["rtt_vs_ff.svg"])), 10, "scatter points")
+    png = os.path.join(tmp, "iw.png")
+    chromium(tmp, "--screenshot=" + png, "--window-size=800,480", "file://" + os.path.join(out, files[0]))
+    assert os.path.getsize(png) > 5000, "screenshot looks empty"
+    eq(run(["plot", db], binary)[0], 1, "plot without -o")

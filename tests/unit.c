@@ -340,6 +340,7 @@ int main(void)
 	test_flow_table();
 	test_flow_table_grows();
 	test_flight();
+	test_handshake();
 	test_names();
 	test_columns();
 	printf("unit: %d checks, %d failed\n", unit_checks, unit_failures);

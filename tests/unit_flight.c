@@ -415,6 +415,114 @@ static void handshake_cases(void)
 	CHECK(handshake_kind(&c.f) == HS_REFUSED);
 }
 
+/* The verdict's other fields: bytes, the segment size it counted with, the membership rule and
+ * the silence before the next data (flight end by an ACK, then by a pause). */
+static void verdict_fields(void)
+{
+	struct conn c;
+	struct ff_verdict v;
+	/* by an ACK: 10 x 1448 (1460 less the 12 timestamp bytes) from 61.0 to 61.9 ms, the next
+	 * flight at 91 ms */
+	handshake(&c, true, 30 * MS, 100);
+	data(&c, 0, 31 * MS, 100, 0);
+	for (int i = 0; i < 10; i++)
+		data(&c, 1, 61 * MS + (uint64_t)i * 100, 1448, 0);
+	ack(&c, 0, 62 * MS);
+	data(&c, 1, 91 * MS, 1448, 0);
+	flight_verdict(&c.f, 1, &v);
+	CHECK(v.limit == LIMIT_CWND && v.segs == 10);
+	CHECK(v.bytes == 14480);
+	CHECK(v.smss == 1448);
+	CHECK(v.rule == RULE_TSECR);
+	CHECK(v.pause_us == 91 * MS - (61 * MS + 900));
+	/* the client's request: one segment of 100 bytes, its own smss 1448, nothing after it */
+	flight_verdict(&c.f, 0, &v);
+	CHECK(v.bytes == 100 && v.segs == 1 && v.smss == 1448 && v.pause_us == -1);
+	/* by a pause: 4 segments, 20 ms of silence with no ACK, then more */
+	handshake(&c, true, 100, 30 * MS);
+	data(&c, 0, 30 * MS + 200, 100, 0);
+	for (int i = 0; i < 4; i++)
+		data(&c, 1, 31 * MS + (uint64_t)i * 20, 1448, 0);
+	data(&c, 1, 51 * MS, 1448, 0);
+	flight_verdict(&c.f, 1, &v);
+	CHECK(v.limit == LIMIT_APP && v.end == FF_END_PAUSE && v.segs == 4 && v.bytes == 4 * 1448);
+	CHECK(v.pause_us == 51 * MS - (31 * MS + 60));
+	/* nothing followed yet: the flight is open, no pause, the sender stopped on its own */
+	handshake(&c, true, 30 * MS, 100);
+	data(&c, 0, 31 * MS, 100, 0);
+	for (int i = 0; i < 3; i++)
+		data(&c, 1, 61 * MS + (uint64_t)i * 100, 1448, 0);
+	flight_verdict(&c.f, 1, &v);
+	CHECK(v.limit == LIMIT_APP && v.segs == 3 && v.next == FF_NEXT_NONE && v.end == FF_END_NONE);
+	CHECK(v.pause_us == -1);
+}
+
+/* --timing: the same connection with timestamps decided by timing alone. */
+static void force_timing(void)
+{
+	struct conn c;
+	handshake(&c, true, 30 * MS, 100);
+	c.o.force_timing = true;
+	data(&c, 0, 31 * MS, 100, 0);
+	for (int i = 0; i < 10; i++) {
+		data(&c, 1, 61 * MS + (uint64_t)i * 100, 1448, 0);
+		if (i == 1)
+			ack(&c, 0, 61 * MS + 150);
+	}
+	for (int i = 0; i < 20; i++)
+		data(&c, 1, 91 * MS + (uint64_t)i * 100, 1448, 0);
+	VERDICT(c, 1, LIMIT_CWND, 10, FF_END_TIMING, FF_NEXT_ACK);
+	struct ff_verdict v;
+	flight_verdict(&c.f, 1, &v);
+	CHECK(v.rule == RULE_TIMING);
+	CHECK(v.smss == 1448); /* the timestamps still take their 12 bytes of every segment */
+}
+
+/* Segments are counted from bytes, ceil(payload / smss) per packet: 2000 bytes at an smss of
+ * 1460 are 2, then one of 1460: 3 segments, 3460 bytes, ending full. */
+static void segments_from_bytes(void)
+{
+	struct conn c;
+	handshake(&c, false, 30 * MS, 100);
+	data(&c, 0, 31 * MS, 100, 0);
+	data(&c, 1, 61 * MS, 2000, 0);
+	data(&c, 1, 61 * MS + 100, 1460, 0);
+	ack(&c, 0, 61 * MS + 200);
+	for (int i = 0; i < 6; i++)
+		data(&c, 1, 91 * MS + (uint64_t)i * 100, 1460, 0);
+	VERDICT(c, 1, LIMIT_CWND, 3, FF_END_TIMING, FF_NEXT_ACK);
+	struct ff_verdict v;
+	flight_verdict(&c.f, 1, &v);
+	CHECK(v.bytes == 3460);
+	CHECK(v.smss == 1460);
+	CHECK(v.rule == RULE_TIMING);
+	/* a flight ending on a short segment with the next data on an ACK: Nagle, not cwnd */
+	handshake(&c, false, 30 * MS, 100);
+	data(&c, 0, 31 * MS, 100, 0);
+	data(&c, 1, 61 * MS, 1460, 0);
+	data(&c, 1, 61 * MS + 100, 700, 0);
+	ack(&c, 0, 61 * MS + 200);
+	data(&c, 1, 91 * MS, 1460, 0);
+	VERDICT(c, 1, LIMIT_NAGLE, 2, FF_END_TIMING, FF_NEXT_ACK);
+}
+
+/* A side that sent no data has no flight (none); a flow whose roles were guessed, no verdict. */
+static void no_data_and_unknown(void)
+{
+	struct conn c;
+	handshake(&c, true, 30 * MS, 100);
+	data(&c, 1, 31 * MS, 41, 0); /* a server that speaks first (an SSH banner) */
+	struct ff_verdict v;
+	flight_verdict(&c.f, 0, &v);
+	CHECK(v.limit == LIMIT_NONE);
+	CHECK(v.segs == 0 && v.bytes == 0 && v.rule == RULE_NONE && v.pause_us == -1);
+	flight_verdict(&c.f, 1, &v);
+	CHECK(v.limit == LIMIT_APP && v.segs == 1 && v.bytes == 41);
+	c.f.roles_guessed = true;
+	flight_verdict(&c.f, 1, &v);
+	CHECK(v.limit == LIMIT_UNKNOWN);
+}
+
 void test_flight(void)
 {
 	rule1_receiver_side();
@@ -432,4 +540,8 @@ void test_flight(void)
 	super_packets();
 	tfo();
 	handshake_cases();
+	verdict_fields();
+	force_timing();
+	segments_from_bytes();
+	no_data_and_unknown();
 }

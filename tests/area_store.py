@@ -1,0 +1,329 @@
+# The SQLite store: schema and upgrades, the bulk load, refusals and read-only files, when a
+# row is written, SIGINT, a full disk, readers and writers beside a run, merge.
+# Run by tests/run.py with tests/helpers.py's names (see run.py).
+
+
+@test("schema-2-file-upgraded-in-place", ("release", "asan"))
+def t_sqlite_upgrade(binary, tmp):
+    """tests/pcaps/schema2.db was written by the previous release (schema version 2, the demo
+    capture). Reading it upgrades it once (report); writing to it adds a run; nothing is lost;
+    a file of an unknown version is refused with one line."""
+    db = os.path.join(tmp, "old.db")
+    shutil.copy(os.path.join(PCAPS, "schema2.db"), db)
+    eq(rows(db, "PRAGMA user_version")[0]["user_version"], 2, "fixture version")
+    old = rows(db, "SELECT * FROM flows ORDER BY flow_key")
+    rc, out, err = run(["report", db, "--by", "server"], binary)
+    eq((rc, err), (0, ""), "report on a version-2 file")
+    assert "Servers" in out, out
+    eq(rows(db, "PRAGMA user_version")[0]["user_version"], 3, "upgraded")
+    cols = [c["name"] for c in rows(db, "SELECT name FROM pragma_table_info('flows')")]
+    eq(cols[-6:], NEW_IN_3, "new columns, at the end of a migrated table")
+    new = rows(db, "SELECT * FROM flows ORDER BY flow_key")
+    eq([{k: v for k, v in r.items() if k not in NEW_IN_3} for r in new], old, "rows kept")
+    eq({r["s_iw_end"] for r in new}, {None}, "evidence unknown for old rows")
+    run(["-q", "--no-dpi", "--probe", "again", "-r", truth_pcap(), "-o", db], binary, 0)
+    eq(rows(db, "SELECT count(*) AS n FROM flows WHERE probe = 'again' AND s_iw_end IS NOT NULL")[0]["n"] > 0,
+       True, "a new run's evidence")
+    views = sorted(r["name"] for r in rows(db, "SELECT name FROM sqlite_master WHERE type = 'view'"))
+    fresh = analyse(binary, [truth_pcap()], tmp, ["--no-dpi"], "fresh.db")
+    eq(views, sorted(r["name"] for r in rows(fresh, "SELECT name FROM sqlite_master WHERE type = 'view'")), "views")
+    eq(rows(db, "SELECT sql FROM sqlite_master WHERE name = 'server_iw'"),
+       rows(fresh, "SELECT sql FROM sqlite_master WHERE name = 'server_iw'"), "server_iw as a fresh file's")
+    con = sqlite3.connect(db)
+    con.execute("PRAGMA user_version = 1")
+    con.commit()
+    con.close()
+    rc, _, err = run(["report", db], binary)
+    eq((rc, err.count("\n")), (2, 1), "version 1 refused in one line")
+    assert "schema version 1" in err and "cannot upgrade" in err, err
+
+
+@test("bulk-load-builds-the-server-index-at-the-end", ("release", "asan"))
+def t_bulk_index(binary, tmp):
+    """A file run into an empty flows table loads it without the secondary index
+    (flows_server) and builds that once at the end: also when the run fails, and at the next
+    open when it was killed. A run into a table with rows keeps the index all along.
+    Such a load writes through a rollback journal, and leaves the file in WAL mode."""
+    want = {"flows_key": "CREATE UNIQUE INDEX flows_key ON flows(probe, run_id, flow_key, server_ip)",
+            "flows_server": "CREATE INDEX flows_server ON flows(server_ip, server_port)"}
+    db = analyse(binary, [truth_pcap()], tmp, ["--no-dpi"], "a.db")
+    eq(indexes(db), want, "after a run")
+    eq(journal(db), ("wal", False), "journal after a run")
+    plan = rows(db, "EXPLAIN QUERY PLAN SELECT * FROM flows WHERE server_ip = '10.0.0.1'")
+    assert any("flows_server" in r["detail"] for r in plan), plan
+    # a run that fails (the capture is cut) still leaves the index
+    bad = os.path.join(tmp, "b.db")
+    rc, _, _ = run(["-q", "--no-dpi", "-r", cut_pcap(tmp), "-o", bad], binary)
+    eq(rc, 2, "exit of the cut run")
+    eq(indexes(bad), want, "after a failed run")
+    eq(journal(bad), ("wal", False), "journal after a failed run")
+    # killed while loading: the index is not there (so the load really went without it) ...
+    # (a capture file: a pipe on standard input is read as live capture, not bulk loaded)
+    killed = os.path.join(tmp, "k.db")
+    big = os.path.join(tmp, "big.pcap")
+    srcs = sorted(glob.glob(os.path.join(PCAPS, "truth", "*.server.pcap")))
+    subprocess.run([os.path.join(ROOT, "build", "benchgen"), big, "20000", "100", "96"] + srcs,
+                   check=True, stdout=subprocess.DEVNULL)
+    p = subprocess.Popen([binary, "-q", "--no-dpi", "--threads", "1", "-r", big, "-o", killed],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=ENV)
+    end = time.time() + 20
+    def loading():
+        """The load has begun: its run recorded, the journal switched, the index dropped."""
+        try:
+            return (os.path.getsize(killed) >= 20 and journal(killed)[0] == "rollback" and
+                    "flows_server" not in indexes(killed) and count_rows(killed, "SELECT count(*) FROM runs"))
+        except (OSError, sqlite3.Error):
+            return False
+    while time.time() < end and p.poll() is None and not loading():
+        time.sleep(0.002)
+    p.kill()
+    p.wait()
+    eq(p.returncode, -9, "killed while loading (the load was over first)")
+    eq(rows(killed, "SELECT count(*) AS n FROM runs")[0]["n"], 1, "the killed run was recorded")
+    eq(sorted(indexes(killed)), ["flows_key"], "indexes while a bulk load runs")
+    eq(journal(killed)[0], "rollback", "journal mode while a bulk load runs")
+    # ... and the next run that opens the database builds it; that one writes early rows and
+    # updates them in place (the upsert, where a bulk load writes plain inserts)
+    analyse(binary, [truth_pcap()], tmp, ["--no-dpi", "--replay=50", "--no-ui"], "k.db")
+    eq(indexes(killed), want, "after the next open")
+    eq(journal(killed), ("wal", False), "journal after the next open")
+    eq(rows(killed, "SELECT count(*) AS n FROM flows GROUP BY probe, run_id, flow_key, server_ip "
+                    "HAVING n > 1"), [], "flows written twice")
+    # into a table that has rows, the index stays: the second run of a file
+    analyse(binary, [truth_pcap()], tmp, ["--no-dpi", "--append"], "a.db")
+    eq(indexes(db), want, "after a second run")
+    eq(rows(db, "SELECT count(DISTINCT run_id) AS n FROM flows")[0]["n"], 2, "runs")
+
+
+@test("database-refusals", ("release", "asan"))
+def t_db_refusals(binary, tmp):
+    cap = truth_pcap()
+    # a SQLite file of another application: refused, untouched
+    other = os.path.join(tmp, "other.db")
+    con = sqlite3.connect(other)
+    con.execute("CREATE TABLE t(x)")
+    con.commit()
+    con.close()
+    before = hashlib.sha256(open(other, "rb").read()).hexdigest()
+    rc, _, err = run(["-r", cap, "-o", other], binary)
+    eq(rc, 2, "exit for a foreign database")
+    assert "not an iwscope database" in err, err
+    eq(hashlib.sha256(open(other, "rb").read()).hexdigest(), before, "foreign database changed")
+    eq(os.path.exists(other + "-wal"), False, "WAL created next to a foreign database")
+    # an iwscope database of another schema version
+    db = analyse(binary, [cap], tmp, ["--no-dpi"], "v.db")
+    con = sqlite3.connect(db)
+    con.execute("PRAGMA user_version = 99")
+    con.commit()
+    con.close()
+    rc, _, err = run(["-r", cap, "-o", db], binary)
+    eq(rc, 2, "exit for another schema version")
+    assert "schema version 99" in err, err
+    rc, _, err = run(["report", db], binary)
+    eq(rc, 2, "report on another schema version")
+    # not a database at all
+    junk = os.path.join(tmp, "junk.db")
+    open(junk, "wb").write(b"this is not a database" * 100)
+    before = open(junk, "rb").read()
+    rc, _, err = run(["-r", cap, "-o", junk], binary)
+    eq(rc, 2, "exit for a corrupt database")
+    assert "junk.db" in err and err.count("\n") == 1, err
+    eq(open(junk, "rb").read(), before, "corrupt file changed")
+
+
+@test("read-only-database", ("release", "asan"))
+def t_readonly(binary, tmp):
+    cap = truth_pcap()
+    db = analyse(binary, [cap], tmp, ["--no-dpi"], "ro.db")
+    os.chmod(db, 0o444)
+    os.chmod(tmp, 0o555)
+    try:
+        cmd = ["-r", cap, "-o", db]
+        if os.geteuid() == 0:  # root ignores permissions: write as nobody
+            r = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                                binary] + cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True)
+            rc, err = r.returncode, r.stderr
+        else:
+            rc, _, err = run(cmd, binary)
+    finally:
+        os.chmod(tmp, 0o755)
+    eq(rc, 2, "exit")
+    assert "ro.db" in err and ("read-only" in err or "readonly" in err or "unable to open" in err), err
+    eq(len(rows(db)), len(truthcheck.analyse(binary, cap, False)), "rows kept")
+
+
+@test("schema-file-is-what-the-binary-creates", ("release", "asan"))
+def t_schema(binary, tmp):
+    db = analyse(binary, [truth_pcap()], tmp, ["--no-dpi"])
+    ref = os.path.join(tmp, "ref.db")
+    con = sqlite3.connect(ref)
+    con.executescript(open(os.path.join(ROOT, "schema", "sqlite.sql")).read() +
+                      open(os.path.join(ROOT, "schema", "views.sql")).read())
+    con.close()
+    q = "SELECT type, name, sql FROM sqlite_master ORDER BY name"
+    eq(rows(db, q), rows(ref, q), "schema")
+    _, out, _ = run(["schema", "sqlite"], binary, 0)
+    eq(out, open(os.path.join(ROOT, "schema", "sqlite.sql")).read() +
+       open(os.path.join(ROOT, "schema", "views.sql")).read(), "iwscope schema sqlite")
+
+
+@test("file-rows-written-once-at-flow-end", ("release", "asan"))
+def t_file_rows_at_end(binary, tmp):
+    """Read at full speed, a capture file writes each flow once, when it ends: the long
+    keepalive flow (verdicts final at 0.1 s, FIN at 3 s) comes after a short flow that ends at
+    0.6 s. With --replay the keepalive's row is written early, so it comes first."""
+    short = craft.Conn(cport=41200, sport=8080, t0=1700000000.5)
+    short.c(0, "S", 0, 0, opts=craft.tcp_options(mss=1460))
+    short.s(0.001, "SA", 0, 1, opts=craft.tcp_options(mss=1460))
+    short.c(0.020, "A", 1, 1)
+    short.c(0.001, "PA", 1, 1, payload=b"x" * 10)
+    short.s(0.020, "FPA", 1, 11, payload=b"y" * 100)
+    short.c(0.020, "FA", 11, 102)
+    short.s(0.020, "A", 102, 12)
+    both = os.path.join(tmp, "both.pcap")
+    craft.write_pcap(both, sorted(keepalive_conn().out + short.out, key=lambda p: p[0]))
+    q = "SELECT client_port, end_reason FROM flows ORDER BY rowid"
+    want = [{"client_port": 41200, "end_reason": "fin"}, {"client_port": 41100, "end_reason": "fin"}]
+    for t in ("1", "2"):
+        db = analyse(binary, [both], tmp, ["--no-dpi", "--threads", t], "f%s.db" % t)
+        eq(rows(db, q), want, "file, --threads " + t)
+    db = analyse(binary, [both], tmp, ["--no-dpi", "--replay=10", "--no-ui"], "r.db")
+    eq(rows(db, q), want[::-1], "replay: the keepalive's early row first")
+
+
+@test("long-flow-written-when-verdicts-are-final", ("release", "asan"))
+def t_early(binary, tmp):
+    """A persistent connection: two request/response exchanges close both first flights at
+    about 0.1 s, then it idles until 3 s. Replayed at its own pace, its row is written (and its
+    line printed) long before it ends; at its end the same row gets its final counters."""
+    p = keepalive_pcap(tmp)
+    db = os.path.join(tmp, "k.db")
+    proc = subprocess.Popen([binary, "-q", "--no-dpi", "-r", p, "--replay", "--no-ui", "--json", "-o", db],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
+    t0 = time.time()
+    line = proc.stdout.readline()
+    t_line = time.time() - t0
+    # committed within a second of being written, while the flow is still open
+    mid = wait_for(lambda: count_rows(db) and rows(db, "SELECT rowid AS id, c_pkts, end_reason, s_iw_limit, s_iw_segs FROM flows"),
+                   2.5, "the early row")
+    eq(proc.poll(), None, "still replaying")
+    out, err = proc.communicate(timeout=30)
+    t_end = time.time() - t0
+    eq(proc.returncode, 0, "exit: " + err)
+    assert json.loads(line)["client_port"] == 41100, line
+    assert t_line < 1.5 and t_end > 2.8, "line at %.2f s, end at %.2f s" % (t_line, t_end)
+    eq(len(mid), 1, "row present while the flow is open")
+    eq((mid[0]["end_reason"], mid[0]["s_iw_limit"], mid[0]["s_iw_segs"]), (None, "app", 3), "early row")
+    final = rows(db, "SELECT rowid AS id, c_pkts, end_reason FROM flows")
+    eq(len(final), 1, "still one row")
+    eq((final[0]["id"], final[0]["end_reason"]), (mid[0]["id"], "fin"), "updated in place")
+    assert final[0]["c_pkts"] > mid[0]["c_pkts"], (final, mid)
+    eq(out.strip(), "", "one line per flow, printed once")
+
+
+@test("sigint-offline-keeps-rows", ("release", "asan"))
+def t_sigint(binary, tmp):
+    p = os.path.join(tmp, "flood.pcap")
+    syn_flood(p, 1000000, seed=2)
+    db = os.path.join(tmp, "s.db")
+    proc = subprocess.Popen([binary, "-r", p, "-o", db, "--flow-cap", "4096"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=ENV)
+    time.sleep(1.0)
+    proc.send_signal(2)
+    _, err = proc.communicate(timeout=60)
+    eq(proc.returncode, 0, "exit after SIGINT: " + err)
+    assert "interrupted" in err, err
+    r = rows(db, "SELECT status, packets, flows FROM runs")[0]
+    eq(r["status"], "interrupted", "status")
+    assert 0 < r["packets"] < 1000000, r
+    eq(r["flows"], rows(db, "SELECT count(*) AS n FROM flows")[0]["n"], "every analysed flow written")
+
+
+@test("full-disk", ("release", "asan"))
+def t_full_disk(binary, tmp):
+    need_root()
+    mnt = os.path.join(tmp, "small")
+    os.mkdir(mnt)
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", mnt]).returncode != 0:
+        raise Skip("cannot mount a tmpfs")
+    try:
+        p = os.path.join(tmp, "flood.pcap")
+        syn_flood(p, 200000, seed=3)
+        db = os.path.join(mnt, "full.db")
+        rc, _, err = run(["-q", "-r", p, "-o", db, "--flow-cap", "1024"], binary)
+        eq(rc, 2, "exit")
+        assert "full.db" in err and "full" in err and err.count("\n") == 1, err
+        con = sqlite3.connect(db)
+        eq(con.execute("PRAGMA integrity_check").fetchone()[0], "ok", "integrity")
+        n = con.execute("SELECT count(*) FROM flows").fetchone()[0]
+        con.close()
+        assert n > 0, "committed rows lost"
+        return "%d committed rows survive a full disk" % n
+    finally:
+        subprocess.run(["umount", mnt])
+
+
+@test("reader-never-sees-half-a-flow")
+def t_reader(binary, tmp):
+    """A reader polling while iwscope writes sees whole rows only, and never fewer than before."""
+    p = os.path.join(tmp, "flood.pcap")
+    syn_flood(p, 300000, seed=4)
+    db = os.path.join(tmp, "r.db")
+    proc = subprocess.Popen([binary, "-q", "--no-dpi", "-r", p, "-o", db, "--flow-cap", "2048"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
+    seen, polls = 0, 0
+    while proc.poll() is None:
+        n = count_rows(db)
+        half = count_rows(db, "SELECT count(*) FROM flows WHERE handshake IS NULL OR client_ip IS NULL "
+                              "OR c_pkts IS NULL OR s_pkts IS NULL OR c_syn_win IS NULL OR flow_key IS NULL")
+        if n is not None and half is not None:
+            polls += 1
+            eq(half, 0, "rows missing columns")
+            assert n >= seen, "row count went back from %d to %d" % (seen, n)
+            seen = n
+        time.sleep(0.05)
+    eq(proc.returncode, 0, "writer")
+    assert polls >= 3 and 0 < seen, "only %d reads during the run" % polls
+    eq(count_rows(db), rows(db, "SELECT flows FROM runs")[0]["flows"], "final rows")
+    return "%d reads during the run" % polls
+
+
+@test("two-writers-one-database", ("release", "asan"))
+def t_two_writers(binary, tmp):
+    db = os.path.join(tmp, "shared.db")
+    run(["-q", "--no-dpi", "-r", truth_pcap(), "-o", db], binary, 0)  # create it first
+    procs = [subprocess.Popen([binary, "-q", "--no-dpi", "--probe", "w%d" % i, "-r", os.path.join(PCAPS, "demo.pcap"),
+                               "-o", db], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
+             for i in range(3)]
+    for p in procs:
+        _, err = p.communicate(timeout=120)
+        eq(p.returncode, 0, "a concurrent writer failed: " + err)
+    eq(rows(db, "SELECT count(*) AS n FROM runs")[0]["n"], 4, "runs")
+    eq(rows(db, "SELECT count(*) AS n FROM flows")[0]["n"], 4 + 3 * 10, "flows")
+
+
+@test("merge-sqlite-files", ("release", "asan"))
+def t_merge(binary, tmp):
+    """Probes' files merge into one without a server; merging again adds nothing; a file that
+    is not an iwscope database is reported and the others still merge."""
+    a = analyse(binary, [os.path.join(PCAPS, "demo.pcap")], tmp, ["--probe", "a"], "a.db")
+    b = analyse(binary, [truth_pcap()], tmp, ["--probe", "b"], "b.db")
+    nb = count_rows(b)
+    out = os.path.join(tmp, "all.db")
+    _, _, err = run(["merge", a, b, "-o", out], binary, 0)
+    assert "2 runs (2 new), %d flows (%d new)" % (10 + nb, 10 + nb) in err, err
+    _, _, err = run(["merge", a, b, "-o", out], binary, 0)
+    assert "(0 new)" in err and "2 runs (0 new)" in err, err
+    eq(count_rows(out), 10 + nb, "flows")
+    eq(comparable(rows(out, "SELECT * FROM flows WHERE probe = 'a'")), comparable(rows(a, "SELECT * FROM flows")), "a's rows")
+    eq(rows(out, "SELECT probe, runs, flows FROM probes ORDER BY probe"),
+       [{"probe": "a", "runs": 1, "flows": 10}, {"probe": "b", "runs": 1, "flows": nb}], "probes view")
+    junk = os.path.join(tmp, "junk.db")
+    open(junk, "w").write("not a database")
+    rc, _, err = run(["merge", junk, a, "-o", os.path.join(tmp, "two.db")], binary)
+    eq(rc, 2, "exit with a bad input")
+    assert "junk.db" in err and "merged 1 of 2" in err, err
+    eq(count_rows(os.path.join(tmp, "two.db")), 10, "the good file merged")
+    rc, _, err = run(["merge", out, "-o", out], binary)
+    eq(rc, 2, "merging a file into itself")

@@ -1,0 +1,132 @@
+# The method against ground truth: captures made on the Linux stack with known IWs
+# (tests/pcaps/truth, made again live for the rough scenarios) and real verdicts read by eye
+# (tests/real_verdicts.tsv; docs/METHOD.md "How the method is checked").
+# Run by tests/run.py with tests/helpers.py's names (see run.py).
+
+
+def truth_scenarios():
+    return sorted(json.load(open(p))["scenario"]
+                  for p in glob.glob(os.path.join(PCAPS, "truth", "*.truth.json")))
+
+
+def make_truth_test(scn):
+    def fn(binary, tmp):
+        bad = []
+        n = 0
+        for case, ok, detail in truthcheck.check(binary, scn):
+            n += 1
+            if not ok:
+                bad.append("%s: %s" % (case, detail))
+        if n == 0:
+            raise AssertionError("no cases for " + scn)
+        if bad:
+            raise AssertionError("\n".join(bad))
+    return fn
+
+
+for _scn in truth_scenarios():
+    test("truth:" + _scn, ("release", "asan"))(make_truth_test(_scn))
+
+
+# The rough-path scenarios made again with this machine's kernel, two at a time in their own
+# namespaces: what the committed captures show must still be what the stack does.
+LIVE_TRUTH = ["drop12_iw10", "synack50_iw4", "nots_synack50_iw4", "holdacks_iw10", "nots_holdacks_iw10",
+              "rate2m_iw10", "nots_rate2m_iw10", "bbr_iw10", "nagle_iw10", "tfo_iw10", "jumbo_iw10",
+              "rcvbuf8k_iw10", "parallel6_iw10", "nots_jitter8_iw10"]
+
+
+@test("truth-lab-live")
+def t_truth_live(binary, tmp):
+    """tools/truth.py reruns the rough-path scenarios (held ACKs and a tail-loss probe, slow
+    SYN-ACKs, a 2 Mbit/s queue, BBR, Nagle, TFO, jumbo frames, a small receive buffer, parallel
+    connections, jitter) on the real kernel; every verdict at every vantage point is right."""
+    if os.geteuid() != 0:
+        raise Skip("needs root (network namespaces)")
+    if not shutil.which("tcpdump"):
+        raise Skip("tcpdump not installed")
+    out = os.path.join(tmp, "truth")
+    r = subprocess.run(["python3", os.path.join(ROOT, "tools", "truth.py"), "--jobs", "2", "--out", out]
+                       + LIVE_TRUTH, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300)
+    if r.returncode != 0:
+        raise AssertionError("truth.py exited %d:\n%s" % (r.returncode, r.stdout[-3000:]))
+    bad, n = [], 0
+    for case, ok, detail in truthcheck.check(binary, "*", out):
+        n += 1
+        if not ok:
+            bad.append("%s: %s" % (case, detail))
+    if n < 100:
+        raise AssertionError("only %d cases" % n)
+    if bad:
+        raise AssertionError("\n".join(bad))
+    return "%d scenarios made again, %d cases right" % (len(LIVE_TRUTH), n)
+
+
+def real_expectations():
+    """tests/real_verdicts.tsv: (capture, stream, sender) -> (expect, why)."""
+    out = {}
+    lines = open(os.path.join(HERE, "real_verdicts.tsv")).read().splitlines()
+    for line in lines[1:]:
+        if not line.strip() or line.startswith("#"):
+            continue
+        f = line.split("\t")
+        out[(f[0], f[1], f[2])] = (f[3], f[4] if len(f) > 4 else "")
+    return out
+
+
+def judge(expect, lim, segs):
+    """Whether a verdict (iw_limit, iw_segs) is what a reader of the packets expects: IWn, lower
+    (no exact verdict) or lower<=n (and any lower bound at most n)."""
+    if expect.startswith("IW"):
+        return lim == "cwnd" and segs == int(expect[2:])
+    if lim == "cwnd":
+        return False
+    if expect.startswith("lower<="):
+        return segs is None or segs <= int(expect[len("lower<="):])
+    return expect == "lower"
+
+
+@test("real-verdicts-read-by-eye")
+def t_real_verdicts(binary, tmp):
+    """Every verdict judged by eye on ../shared/captures holds; every exact verdict there is one
+    of them (a new exact claim must be read before it is trusted); servers with three or more
+    exact flows agree on one IW; request-response and Nagle flows are never exact."""
+    if not os.path.isdir(SHARED):
+        raise Skip("../shared/captures not present")
+    want = real_expectations()
+    caps = sorted({c for c, _, _ in want} | {os.path.relpath(p, SHARED) for p in verdicts.captures([])})
+    def one(i, rel):
+        return rel, verdicts.analyse(binary, os.path.join(SHARED, rel), tmp, i)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+        results = list(pool.map(lambda a: one(*a), enumerate(caps)))
+    bad, judged, exact, per_server = [], 0, 0, {}
+    for rel, flows in results:
+        ids = None
+        for r in flows:
+            for p, who in (("s", "server"), ("c", "client")):
+                lim, segs = r[p + "_iw_limit"], r[p + "_iw_segs"]
+                if lim == "cwnd":
+                    exact += 1
+                    if who == "server":
+                        per_server.setdefault((rel, r["server_ip"], r["server_port"]), []).append(segs)
+                keyed = [k for k in want if k[0] == rel and k[2] == who]
+                if lim != "cwnd" and not keyed:
+                    continue
+                if ids is None:
+                    ids = verdicts.streams(os.path.join(SHARED, rel))
+                st = ids.get((r["client_ip"], str(r["client_port"]), r["server_ip"], str(r["server_port"])), "?")
+                key = (rel, st, who)
+                if key in want:
+                    judged += 1
+                    if not judge(want[key][0], lim, segs):
+                        bad.append("%s stream %s %s: read as %s (%s), iwscope says %s %s (end %s, next %s)" % (
+                            rel, st, who, want[key][0], want[key][1], lim, segs, r[p + "_iw_end"], r[p + "_iw_next"]))
+                elif lim == "cwnd":
+                    bad.append("%s stream %s %s: exact IW%s not yet read by eye (add it to tests/real_verdicts.tsv)"
+                               % (rel, st, who, segs))
+    split = ["%s %s:%s: %d exact flows disagree: IWs %s" % (k[0], k[1], k[2], len(v), sorted(v))
+             for k, v in per_server.items() if len(v) >= 3 and len(set(v)) > 1]
+    if bad or split:
+        raise AssertionError("\n".join(bad + split))
+    if judged < len(want):
+        raise AssertionError("%d of %d judged flows not found" % (len(want) - judged, len(want)))
+    return "%d verdicts read by eye hold; %d exact verdicts, all read" % (judged, exact)

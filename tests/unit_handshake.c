@@ -1,0 +1,289 @@
+/* Unit tests of the handshake tracker (src/handshake.c) on hand-built packets: who is the client,
+ * what each SYN advertised, when each step passed (and the RTT legs flight.c takes from them),
+ * retransmitted SYNs and SYN-ACKs, outcomes, simultaneous open and port reuse. */
+#include <string.h>
+
+#include "flight.h"
+#include "handshake.h"
+#include "unit.h"
+
+#define T0 (1700000000ull * 1000000ull)
+#define C_ISN 1000u
+#define S_ISN 900000u
+
+/* A segment from dir (0 = client, port 40000; 1 = server, port 443) at t_us after T0. */
+static struct pkt seg(int dir, uint64_t t_us, uint8_t flags, uint32_t seq, uint32_t ack)
+{
+	struct pkt p;
+	memset(&p, 0, sizeof(p));
+	p.ts_us = T0 + t_us;
+	p.ip_ver = 4;
+	p.ttl = dir ? 57 : 64;
+	p.flags = flags;
+	p.sport = dir ? 443 : 40000;
+	p.dport = dir ? 40000 : 443;
+	p.seq = seq;
+	p.ack = ack;
+	p.win = dir ? 65160 : 64240;
+	p.tcp_hlen = 20;
+	return p;
+}
+
+/* A SYN (or SYN-ACK) with the usual Linux options: mss, sok, ts, nop, ws. */
+static void linux_options(struct pkt *p, uint16_t mss, uint8_t ws, uint32_t tsval)
+{
+	static const uint8_t layout[] = { 2, 4, 8, 1, 3 };
+	p->opt.present = OPT_MSS | OPT_SACKOK | OPT_TS | OPT_WS;
+	p->opt.mss = mss;
+	p->opt.wscale = ws;
+	p->opt.tsval = tsval;
+	p->opt.layout_len = sizeof(layout);
+	memcpy(p->opt.layout, layout, sizeof(layout));
+	p->tcp_hlen = 40;
+}
+
+static void feed(struct flow *f, const struct pkt *p, int dir)
+{
+	handshake_update(f, p, dir);
+}
+
+/* SYN at 0, SYN-ACK at 30 ms, ACK at 30.2 ms, as next to the client. */
+static void three_way(struct flow *f)
+{
+	memset(f, 0, sizeof(*f));
+	struct pkt p = seg(0, 0, TH_SYN, C_ISN, 0);
+	linux_options(&p, 1460, 7, 111);
+	feed(f, &p, 0);
+	p = seg(1, 30000, TH_SYN | TH_ACK, S_ISN, C_ISN + 1);
+	linux_options(&p, 1400, 9, 222);
+	p.opt.tsecr = 111;
+	feed(f, &p, 1);
+	p = seg(0, 30200, TH_ACK, C_ISN + 1, S_ISN + 1);
+	feed(f, &p, 0);
+}
+
+static void which_end_is_the_client(void)
+{
+	struct pkt p = seg(0, 0, TH_SYN, 1, 0);
+	CHECK(handshake_src_is_client(&p));
+	p = seg(1, 0, TH_SYN | TH_ACK, 1, 2);
+	CHECK(!handshake_src_is_client(&p));
+	/* mid-stream: the end sending to the service port (below 1024) is the client */
+	p = seg(0, 0, TH_ACK, 1, 2);
+	CHECK(handshake_src_is_client(&p));
+	p = seg(1, 0, TH_ACK, 1, 2);
+	CHECK(!handshake_src_is_client(&p));
+	/* both above 1024: the lower port is the likelier service */
+	p.sport = 50000;
+	p.dport = 8080;
+	CHECK(handshake_src_is_client(&p));
+	p.sport = 8080;
+	p.dport = 50000;
+	CHECK(!handshake_src_is_client(&p));
+	/* a SYN names its sender the client whatever the ports say */
+	p.flags = TH_SYN;
+	CHECK(handshake_src_is_client(&p));
+}
+
+static void syn_options_recorded(void)
+{
+	struct flow f;
+	three_way(&f);
+	CHECK(handshake_kind(&f) == HS_COMPLETE);
+	CHECK(f.c.syn.ts_us == T0);
+	CHECK(f.c.syn.win == 64240);
+	CHECK(f.c.syn.mss == 1460);
+	CHECK(f.c.syn.wscale == 7);
+	CHECK(f.c.syn.tsval == 111);
+	CHECK(f.c.syn.ttl == 64);
+	CHECK(f.c.syn.present == (OPT_MSS | OPT_SACKOK | OPT_TS | OPT_WS));
+	CHECK(f.c.syn.layout_len == 5 && f.c.syn.layout[0] == 2 && f.c.syn.layout[4] == 3);
+	CHECK(f.c.syn.retx == 0 && f.c.syn.payload == 0);
+	CHECK(f.c.isn_known && f.c.isn == C_ISN);
+	CHECK(f.s.syn.ts_us == T0 + 30000);
+	CHECK(f.s.syn.win == 65160);
+	CHECK(f.s.syn.mss == 1400);
+	CHECK(f.s.syn.wscale == 9);
+	CHECK(f.s.syn.tsval == 222);
+	CHECK(f.s.syn.ttl == 57);
+	CHECK(f.s.isn_known && f.s.isn == S_ISN);
+	CHECK(f.s.snd_max == S_ISN + 1);
+	/* a SYN without options: none present, the window kept */
+	memset(&f, 0, sizeof(f));
+	struct pkt p = seg(0, 0, TH_SYN, C_ISN, 0);
+	p.win = 8192;
+	feed(&f, &p, 0);
+	CHECK(f.c.syn.present == 0 && f.c.syn.layout_len == 0 && f.c.syn.win == 8192);
+}
+
+/* The times of each step, and the round-trip legs at the vantage point built from them. */
+static void times_and_rtt_legs(void)
+{
+	struct flow f;
+	three_way(&f);
+	CHECK(f.syn_us == T0);
+	CHECK(f.synack_us == T0 + 30000);
+	CHECK(f.ack_us == T0 + 30200);
+	CHECK(flight_rtt_leg(&f, 1) == 30000); /* vantage <-> server: SYN -> SYN-ACK */
+	CHECK(flight_rtt_leg(&f, 0) == 200);   /* vantage <-> client: SYN-ACK -> ACK */
+	CHECK(flight_rtt(&f) == 30200);
+	/* without the ACK the client leg, and so the RTT, is unknown */
+	memset(&f, 0, sizeof(f));
+	struct pkt p = seg(0, 0, TH_SYN, C_ISN, 0);
+	feed(&f, &p, 0);
+	p = seg(1, 500, TH_SYN | TH_ACK, S_ISN, C_ISN + 1);
+	feed(&f, &p, 1);
+	CHECK(handshake_kind(&f) == HS_NO_ACK);
+	CHECK(flight_rtt_leg(&f, 1) == 500);
+	CHECK(flight_rtt_leg(&f, 0) == -1);
+	CHECK(flight_rtt(&f) == -1);
+	/* an ACK that does not acknowledge the SYN-ACK completes nothing */
+	p = seg(0, 700, TH_ACK, C_ISN + 1, S_ISN + 5000);
+	feed(&f, &p, 0);
+	CHECK(f.ack_us == 0 && handshake_kind(&f) == HS_NO_ACK);
+	/* the first data segment stands in for a lost pure ACK */
+	p = seg(0, 900, TH_ACK | TH_PSH, C_ISN + 1, S_ISN + 1);
+	p.payload_len = 100;
+	feed(&f, &p, 0);
+	CHECK(f.ack_us == T0 + 900 && handshake_kind(&f) == HS_COMPLETE);
+	CHECK(flight_rtt_leg(&f, 0) == 400);
+	/* time going backwards (a SYN-ACK stamped before the SYN) gives no negative leg */
+	memset(&f, 0, sizeof(f));
+	p = seg(0, 5000, TH_SYN, C_ISN, 0);
+	feed(&f, &p, 0);
+	p = seg(1, 1000, TH_SYN | TH_ACK, S_ISN, C_ISN + 1);
+	feed(&f, &p, 1);
+	CHECK(flight_rtt_leg(&f, 1) == -1);
+}
+
+static void retransmitted_syns(void)
+{
+	struct flow f;
+	memset(&f, 0, sizeof(f));
+	struct pkt p = seg(0, 0, TH_SYN, C_ISN, 0);
+	linux_options(&p, 1460, 7, 111);
+	feed(&f, &p, 0);
+	CHECK(handshake_kind(&f) == HS_SYN_ONLY);
+	/* the same ISN one and three seconds later: retransmissions, the first SYN's values kept */
+	p = seg(0, 1000000, TH_SYN, C_ISN, 0);
+	p.win = 1;
+	feed(&f, &p, 0);
+	p.ts_us = T0 + 3000000;
+	feed(&f, &p, 0);
+	CHECK(f.c.syn.retx == 2);
+	CHECK(f.c.syn.ts_us == T0 && f.c.syn.win == 64240 && f.syn_us == T0);
+	/* the SYN-ACK twice: one retransmission; the first one's time is the handshake's */
+	p = seg(1, 3030000, TH_SYN | TH_ACK, S_ISN, C_ISN + 1);
+	feed(&f, &p, 1);
+	p.ts_us = T0 + 4030000;
+	feed(&f, &p, 1);
+	CHECK(f.s.syn.retx == 1);
+	CHECK(f.synack_us == T0 + 3030000);
+	CHECK(flight_rtt_leg(&f, 1) == 3030000); /* from the first SYN: what the client waited */
+	CHECK(handshake_kind(&f) == HS_NO_ACK);
+}
+
+static void outcomes(void)
+{
+	struct flow f;
+	/* refused: the SYN answered by RST */
+	memset(&f, 0, sizeof(f));
+	struct pkt p = seg(0, 0, TH_SYN, C_ISN, 0);
+	feed(&f, &p, 0);
+	p = seg(1, 100, TH_RST | TH_ACK, 0, C_ISN + 1);
+	feed(&f, &p, 1);
+	CHECK(f.s.rst && !f.c.rst);
+	CHECK(handshake_kind(&f) == HS_REFUSED);
+	/* first seen at the SYN-ACK */
+	memset(&f, 0, sizeof(f));
+	p = seg(1, 0, TH_SYN | TH_ACK, S_ISN, C_ISN + 1);
+	feed(&f, &p, 1);
+	CHECK(handshake_kind(&f) == HS_NO_SYN);
+	CHECK(f.s.isn == S_ISN && f.synack_us == T0 && f.syn_us == 0);
+	/* first seen mid-stream: no handshake at all, a FIN noted */
+	memset(&f, 0, sizeof(f));
+	p = seg(1, 0, TH_ACK | TH_FIN, 5, 6);
+	feed(&f, &p, 1);
+	CHECK(handshake_kind(&f) == HS_NONE);
+	CHECK(f.s.fin && !f.c.fin && !f.s.isn_known);
+	/* simultaneous open (RFC 9293 3.5 figure 8): both send a bare SYN, then SYN-ACKs */
+	memset(&f, 0, sizeof(f));
+	p = seg(0, 0, TH_SYN, C_ISN, 0);
+	feed(&f, &p, 0);
+	p = seg(1, 10, TH_SYN, S_ISN, 0);
+	CHECK(!handshake_is_reuse(&f, &p, 1)); /* the other end's own SYN is not a new connection */
+	feed(&f, &p, 1);
+	CHECK(handshake_kind(&f) == HS_SIMULTANEOUS);
+	CHECK(f.s.isn == S_ISN && f.s.syn.ts_us == T0 + 10);
+	p = seg(1, 20, TH_SYN | TH_ACK, S_ISN, C_ISN + 1);
+	feed(&f, &p, 1);
+	CHECK(f.synack_us == T0 + 20 && f.ack_us == 0);
+	p = seg(0, 30, TH_SYN | TH_ACK, C_ISN, S_ISN + 1);
+	feed(&f, &p, 0);
+	CHECK(f.ack_us == T0 + 30);
+}
+
+/* TCP Fast Open (RFC 7413): data on the SYN; the handshake's ACK may acknowledge the server's
+ * data sent before it. */
+static void fast_open(void)
+{
+	struct flow f;
+	memset(&f, 0, sizeof(f));
+	struct pkt p = seg(0, 0, TH_SYN, C_ISN, 0);
+	linux_options(&p, 1460, 7, 111);
+	p.opt.present |= OPT_TFO;
+	p.payload_len = 120;
+	feed(&f, &p, 0);
+	CHECK(f.c.syn.payload == 120);
+	CHECK(f.c.snd_max == C_ISN + 1 + 120);
+	CHECK(f.c.syn.present & OPT_TFO);
+	p = seg(1, 100, TH_SYN | TH_ACK, S_ISN, C_ISN + 121);
+	feed(&f, &p, 1);
+	/* an ACK of data the server has not sent completes nothing */
+	p = seg(0, 30000, TH_ACK, C_ISN + 121, S_ISN + 1 + 1448);
+	feed(&f, &p, 0);
+	CHECK(f.ack_us == 0);
+	/* the server's data goes out before the client's ACK (the engine's side counters move
+	 * snd_max); the ACK that acknowledges some of it completes the handshake */
+	struct pkt d = seg(1, 200, TH_ACK, S_ISN + 1, C_ISN + 121);
+	d.payload_len = 1448;
+	feed(&f, &d, 1);
+	flow_side_update(&f.s, &d);
+	CHECK(f.s.snd_max == S_ISN + 1 + 1448);
+	feed(&f, &p, 0);
+	CHECK(f.ack_us == T0 + 30000 && handshake_kind(&f) == HS_COMPLETE);
+}
+
+static void port_reuse(void)
+{
+	struct flow f;
+	three_way(&f);
+	struct pkt p = seg(0, 60000000, TH_SYN, C_ISN, 0);
+	CHECK(!handshake_is_reuse(&f, &p, 0)); /* the first SYN's ISN: a retransmission */
+	p.seq = 777777;
+	CHECK(handshake_is_reuse(&f, &p, 0)); /* a new ISN on the same tuple: a new connection */
+	/* a SYN-ACK with a new ISN is a new connection only once the old one closed */
+	p = seg(1, 60000000, TH_SYN | TH_ACK, S_ISN + 99999, 777778);
+	CHECK(!handshake_is_reuse(&f, &p, 1));
+	struct pkt fin = seg(0, 50000000, TH_ACK | TH_FIN, C_ISN + 1, S_ISN + 1);
+	feed(&f, &fin, 0);
+	CHECK(f.c.fin);
+	CHECK(handshake_is_reuse(&f, &p, 1));
+	/* the same SYN-ACK again is not */
+	p.seq = S_ISN;
+	CHECK(!handshake_is_reuse(&f, &p, 1));
+	/* data and pure ACKs never open a connection */
+	p = seg(0, 60000000, TH_ACK, 5, 6);
+	CHECK(!handshake_is_reuse(&f, &p, 0));
+}
+
+void test_handshake(void)
+{
+	which_end_is_the_client();
+	syn_options_recorded();
+	times_and_rtt_legs();
+	retransmitted_syns();
+	outcomes();
+	fast_open();
+	port_reuse();
+}
