@@ -413,8 +413,13 @@ void flight_verdict(const struct flow *f, int sender, struct ff_verdict *v)
 		v->bytes = ff->gap_bytes;
 		return;
 	}
+	/* R's window stopped the flight only if S had more to send then: its next data came on
+	 * an ACK (a window update) or a timer. A flight whose next data waited for R's request
+	 * stopped on its own, however little room one more segment would have found (a 4-byte
+	 * greeting against a loopback window of one 65 KB segment is no window-limited flight). */
 	uint32_t rwnd;
-	if (receiver_window(ff, r, s, &rwnd) && (uint64_t)ff->bytes + m > rwnd && ff->bytes <= rwnd) {
+	if ((v->next == FF_NEXT_ACK || v->next == FF_NEXT_TIMER) && receiver_window(ff, r, s, &rwnd) &&
+	    (uint64_t)ff->bytes + m > rwnd && ff->bytes <= rwnd) {
 		v->limit = LIMIT_RWND;
 		return;
 	}

@@ -324,6 +324,20 @@ static void rwnd_full(void)
 	VERDICT(c, 1, LIMIT_RWND, 4, FF_END_TSECR, FF_NEXT_ACK);
 }
 
+/* Not rwnd: one more segment would not have fitted the window (a loopback window of one
+ * segment), but the next data waited for the client's request: the flight stopped on its own. */
+static void rwnd_but_app(void)
+{
+	struct conn c;
+	handshake(&c, true, 30 * MS, 100);
+	c.win[0] = 1448;
+	data(&c, 0, 31 * MS, 100, 0);
+	data(&c, 1, 61 * MS, 4, 0);
+	data(&c, 0, 91 * MS, 100, 0);
+	data(&c, 1, 121 * MS, 1448, 0);
+	VERDICT(c, 1, LIMIT_APP, 1, FF_END_TSECR, FF_NEXT_REQUEST);
+}
+
 /* Loss: flight-1 bytes sent again. */
 static void loss_retransmission(void)
 {
@@ -536,6 +550,7 @@ void test_flight(void)
 	ambiguous_queue();
 	ambiguous_slow_synack();
 	rwnd_full();
+	rwnd_but_app();
 	loss_retransmission();
 	super_packets();
 	tfo();
