@@ -10,7 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dbmerge.h"
 #include "pg.h"
+#include "spool.h"
 #include "store.h"
 
 static void usage(FILE *out)
@@ -75,7 +77,7 @@ int merge_main(int argc, char **argv)
 	}
 	int rc = 0;
 	unsigned done = 0;
-	struct store_merge_stats ms = { 0 };
+	struct dbmerge_stats ms = { 0 };
 	for (int i = optind; i < argc; i++) {
 		const char *in = argv[i];
 		if (!to_pg && same_file(in, out)) {
@@ -84,7 +86,7 @@ int merge_main(int argc, char **argv)
 			continue;
 		}
 		if (!to_pg) {
-			if (store_merge(dst, in, &ms) != 0) {
+			if (dbmerge_file(dst, in, &ms) != 0) {
 				fprintf(stderr, "iwscope: %s\n", store_error(dst));
 				rc = 2;
 				continue;
@@ -98,8 +100,8 @@ int merge_main(int argc, char **argv)
 			rc = 2;
 			continue;
 		}
-		struct store_copy_stats cs = { 0 };
-		int r = store_copy(src, false, 0, pg_send_batch, pg, &cs);
+		struct spool_stats cs = { 0 };
+		int r = spool_copy(src, false, 0, pg_send_batch, pg, &cs);
 		if (r != 0) {
 			fprintf(stderr, "iwscope: %s: %s\n", in, r == -1 ? pg_error(pg) : store_error(src));
 			rc = 2;

@@ -110,7 +110,7 @@ struct census {
 };
 
 static int census_source(void *arg, int ncols, const char *const *names, const char *const *v,
-                         const enum store_type *types)
+                         const enum db_type *types)
 {
 	(void)types;
 	if (!v)
@@ -126,7 +126,7 @@ static int census_source(void *arg, int ncols, const char *const *names, const c
 }
 
 static int census_limit(void *arg, int ncols, const char *const *names, const char *const *v,
-                        const enum store_type *types)
+                        const enum db_type *types)
 {
 	(void)types;
 	if (!v)
@@ -423,7 +423,7 @@ struct hist {
 };
 
 static int hist_row(void *arg, int ncols, const char *const *names, const char *const *v,
-                    const enum store_type *types)
+                    const enum db_type *types)
 {
 	(void)types;
 	if (!v)
@@ -529,7 +529,7 @@ struct collect {
 };
 
 static int collect_row(void *arg, int ncols, const char *const *names, const char *const *v,
-                       const enum store_type *types)
+                       const enum db_type *types)
 {
 	(void)names, (void)types;
 	if (!v)
@@ -637,7 +637,7 @@ struct barcollect {
 };
 
 static int bar_row(void *arg, int ncols, const char *const *names, const char *const *v,
-                   const enum store_type *types)
+                   const enum db_type *types)
 {
 	(void)names, (void)types;
 	if (!v)

@@ -136,7 +136,7 @@ struct term {
 struct cell {
 	char *text; /* as shown: control characters and bytes that are not UTF-8 as \xHH */
 	int width;  /* terminal columns */
-	enum store_type type;
+	enum db_type type;
 };
 
 struct table {
@@ -192,7 +192,7 @@ static char *shown(const char *v, bool utf8, int *width)
 }
 
 static int table_row(void *arg, int ncols, const char *const *names, const char *const *vals,
-                     const enum store_type *types)
+                     const enum db_type *types)
 {
 	struct table *t = arg;
 	if (ncols > MAX_COLS)
@@ -218,7 +218,7 @@ static int table_row(void *arg, int ncols, const char *const *names, const char 
 	}
 	struct cell *row = t->cells + t->nrows * (size_t)ncols;
 	for (int i = 0; i < ncols; i++) {
-		row[i].type = vals[i] ? types[i] : STORE_NULL;
+		row[i].type = vals[i] ? types[i] : DB_NULL;
 		row[i].text = shown(vals[i] ? vals[i] : "-", t->utf8, &row[i].width);
 		if (!row[i].text) {
 			while (i--)
@@ -240,7 +240,7 @@ static void table_free(struct table *t)
 	free(t->cells);
 }
 
-static bool is_number(enum store_type type) { return type == STORE_INT || type == STORE_REAL; }
+static bool is_number(enum db_type type) { return type == DB_INT || type == DB_REAL; }
 
 /* Whether a column may be cut to fit a terminal: text, and no address. */
 static bool cuttable(const struct table *t, int col)
@@ -409,7 +409,7 @@ static void csv_field(const char *s)
 }
 
 static int stream_row(void *arg, int ncols, const char *const *names, const char *const *vals,
-                      const enum store_type *types)
+                      const enum db_type *types)
 {
 	struct stream *st = arg;
 	if (st->fmt == FMT_CSV) {
@@ -430,7 +430,7 @@ static int stream_row(void *arg, int ncols, const char *const *names, const char
 			fputs(", ", stdout);
 		json_string(stdout, names[i]);
 		fputs(": ", stdout);
-		if (!vals[i] || types[i] == STORE_NULL)
+		if (!vals[i] || types[i] == DB_NULL)
 			fputs("null", stdout);
 		else if (is_number(types[i]))
 			fputs(json_number_ok(vals[i]) ? vals[i] : "null", stdout); /* NaN, Infinity */
