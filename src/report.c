@@ -18,6 +18,7 @@
 #include <wchar.h>
 
 #include "dbread.h"
+#include "exitcode.h"
 #include "json.h"
 
 enum fmt { FMT_TABLE, FMT_CSV, FMT_JSON };
@@ -475,7 +476,7 @@ static int usage_error(const char *what, const char *arg)
 {
 	fprintf(stderr, "iwscope report: %s%s%s%s; see --help\n", what, arg ? " \"" : "",
 	        arg ? arg : "", arg ? "\"" : "");
-	return 1;
+	return EXIT_USAGE;
 }
 
 int report_main(int argc, char **argv)
@@ -543,7 +544,7 @@ int report_main(int argc, char **argv)
 	dbread *s = dbread_open(argv[optind], err, sizeof(err));
 	if (!s) {
 		fprintf(stderr, "iwscope: %s\n", err);
-		return 2;
+		return EXIT_RUNTIME;
 	}
 	struct term term = term_of_stdout();
 	int rc = 0;
@@ -555,7 +556,7 @@ int report_main(int argc, char **argv)
 			                   .utf8 = term.utf8 };
 			if (dbread_query(s, secs[i].sql, table_row, &t) != 0 || t.nomem) {
 				fprintf(stderr, "iwscope: %s\n", t.nomem ? "out of memory" : dbread_error(s));
-				rc = 2;
+				rc = EXIT_RUNTIME;
 			} else {
 				print_table(&secs[i], &t, &term);
 			}
@@ -573,7 +574,7 @@ int report_main(int argc, char **argv)
 		if (dbread_query(s, secs[i].sql, stream_row, &st) != 0) {
 			fflush(stdout);
 			fprintf(stderr, "iwscope: %s\n", dbread_error(s));
-			rc = 2;
+			rc = EXIT_RUNTIME;
 		}
 		if (f == FMT_JSON)
 			printf("%s]", st.rows ? "\n  " : "");
@@ -583,7 +584,7 @@ int report_main(int argc, char **argv)
 	dbread_close(s);
 	if ((fflush(stdout) != 0 || ferror(stdout)) && rc == 0) {
 		fprintf(stderr, "iwscope: standard output: %s\n", strerror(errno ? errno : EIO));
-		rc = 2;
+		rc = EXIT_RUNTIME;
 	}
 	return rc;
 }
