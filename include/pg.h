@@ -28,11 +28,9 @@ pgdb *pg_open(const char *uri, bool create, enum pg_fail *fail, char *err, size_
 
 void pg_close(pgdb *db);
 
-/* Upserts the rows of tables in one transaction (COPY into temporary tables, then INSERT ...
- * ON CONFLICT on each table's key), so a batch sent twice leaves one copy. 0 or -1. */
-int pg_send(pgdb *db, const struct db_rows *tables, unsigned ntables);
-
-/* pg_send as a db_batch_fn (db is the pgdb): what spool_copy hands batches to. */
+/* Upserts the rows of tables into db (a pgdb) in one transaction (COPY into temporary tables,
+ * then INSERT ... ON CONFLICT on each table's key), so a batch sent twice leaves one copy: a
+ * db_batch_fn, what spool_copy hands batches to. 0 or -1. */
 int pg_send_batch(void *db, const struct db_rows *tables, unsigned ntables);
 
 /* Runs sql and calls row() with each result row as text. 0 or -1. */

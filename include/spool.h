@@ -11,7 +11,7 @@
 #include "store.h"
 
 struct spool_stats {
-	uint64_t flows, runs, batches;
+	uint64_t flows, runs;
 };
 
 /* Hands s's rows to fn, oldest flows first, in batches of PG_BATCH_ROWS flows; stops after

@@ -450,8 +450,9 @@ static int columns(const struct db_rows *t, const char *skip, char *out, size_t 
 	return 0;
 }
 
-int pg_send(pgdb *db, const struct db_rows *tables, unsigned ntables)
+int pg_send_batch(void *arg, const struct db_rows *tables, unsigned ntables)
 {
+	pgdb *db = arg;
 	if (run(db, "BEGIN", "cannot start a transaction") != 0)
 		return -1;
 	static char cols[8192], set[16384], sql[8192 * 2 + 16384 + 1024];
@@ -483,11 +484,6 @@ fail:
 	if (pq.PQstatus(db->conn) == CONNECTION_OK)
 		pq.PQclear(pq.PQexec(db->conn, "ROLLBACK"));
 	return -1;
-}
-
-int pg_send_batch(void *db, const struct db_rows *tables, unsigned ntables)
-{
-	return pg_send(db, tables, ntables);
 }
 
 int pg_exec(pgdb *db, const char *sql) { return run(db, sql, "statement failed"); }

@@ -315,8 +315,6 @@ struct sink pgsink_sink(pgsink *p)
 
 void pgsink_stats(const pgsink *p, struct pgsink_stats *st) { *st = p->st; }
 
-const char *pgsink_shown(const pgsink *p) { return p->shown; }
-
 void pgsink_close(pgsink *p)
 {
 	if (!p)

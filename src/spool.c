@@ -177,7 +177,6 @@ int spool_copy(store *s, bool drain, uint64_t max_flows, db_batch_fn fn, void *a
 		if (store_exec(s, "COMMIT", drain ? "cannot commit the drained spool" : "cannot end a read") != 0)
 			return -2;
 		cs->flows += nflows;
-		cs->batches++;
 		after = last_flow;
 		first = false;
 		if (nflows < want || (max_flows && cs->flows >= max_flows))
