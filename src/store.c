@@ -184,34 +184,24 @@ static store *fail_open(store *s, char *err, size_t errlen)
 	return NULL;
 }
 
-/* The schema's secondary indexes (CREATE INDEX, not UNIQUE: upserts need those) one by one:
- * fn(name, statement) with name and statement as lengths into the schema text. Stops at the
- * first non-zero return. */
-static int each_secondary_index(store *s, int (*fn)(store *, const char *, int, const char *, int))
+/* The schema's secondary indexes one by one (schema_each_index), s as arg. */
+static int each_secondary_index(store *s, schema_index_fn fn)
 {
-	static const char lead[] = "\nCREATE INDEX ";
-	for (const char *p = strstr(store_schema_sql, lead); p; p = strstr(p + 1, lead)) {
-		const char *stmt = p + 1, *name = stmt + sizeof(lead) - 2;
-		const char *end = strchr(stmt, ';');
-		if (!end)
-			break;
-		int rc = fn(s, name, (int)strcspn(name, " ("), stmt, (int)(end - stmt));
-		if (rc)
-			return rc;
-	}
-	return 0;
+	return schema_each_index(store_schema_sql, fn, s);
 }
 
-static int drop_index(store *s, const char *name, int nlen, const char *stmt, int slen)
+static int drop_index(void *arg, const char *name, int nlen, const char *stmt, int slen)
 {
+	store *s = arg;
 	(void)stmt, (void)slen;
 	char sql[256];
 	snprintf(sql, sizeof(sql), "DROP INDEX IF EXISTS %.*s", nlen, name);
 	return store_exec(s, sql, "cannot defer an index");
 }
 
-static int create_index(store *s, const char *name, int nlen, const char *stmt, int slen)
+static int create_index(void *arg, const char *name, int nlen, const char *stmt, int slen)
 {
+	store *s = arg;
 	(void)name, (void)nlen;
 	char sql[1024];
 	const int lead = (int)strlen("CREATE INDEX ");
@@ -221,8 +211,9 @@ static int create_index(store *s, const char *name, int nlen, const char *stmt, 
 
 /* An index that is missing (a run that loaded unindexed was killed) is built; one that is
  * there costs a read only. */
-static int heal_index(store *s, const char *name, int nlen, const char *stmt, int slen)
+static int heal_index(void *arg, const char *name, int nlen, const char *stmt, int slen)
 {
+	store *s = arg;
 	char sql[256]; /* the name is the embedded schema's own */
 	int64_t there = 0;
 	snprintf(sql, sizeof(sql), "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND "
