@@ -12,12 +12,14 @@
 
 typedef struct store store;
 
-/* Opens (creating if needed) the iwscope database at path for writing a run. A file that is
- * not an iwscope database, has another schema version, is read-only or corrupt is refused and
- * left untouched. NULL with a one-line reason in err. */
+/* Opens (creating if needed) the iwscope database at path for writing a run, upgrading one
+ * of an older schema version in place. A file that is not an iwscope database, has a schema
+ * version this iwscope cannot write (newer, or older than SCHEMA_OLDEST), is read-only or
+ * corrupt is refused and left untouched. NULL with a one-line reason in err. */
 store *store_open(const char *path, char *err, size_t errlen);
 
-/* Opens an existing iwscope database read-only (reports). NULL with a reason in err. */
+/* Opens an existing iwscope database read-only (report, plot, merge's inputs). NULL with a
+ * reason in err. */
 store *store_open_read(const char *path, char *err, size_t errlen);
 
 void store_close(store *s);
