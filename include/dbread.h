@@ -4,7 +4,7 @@
 
 #include <stddef.h>
 
-#include "store.h"
+#include "dbrows.h"
 
 typedef struct dbread dbread;
 
@@ -13,7 +13,7 @@ typedef struct dbread dbread;
 dbread *dbread_open(const char *target, char *err, size_t errlen);
 
 /* Runs sql (the SQL both dialects share) and calls row() for each row. 0 or -1. */
-int dbread_query(dbread *d, const char *sql, store_row_fn row, void *arg);
+int dbread_query(dbread *d, const char *sql, db_row_fn row, void *arg);
 
 const char *dbread_error(const dbread *d);
 

@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "capture.h" /* struct capture_rec */
+struct capture_rec; /* one frame (capture.h): what fileread_next fills */
 
 typedef struct fileread fileread;
 

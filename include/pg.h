@@ -6,7 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "store.h"
+#include "dbrows.h"
 
 typedef struct pgdb pgdb;
 
@@ -28,15 +28,13 @@ pgdb *pg_open(const char *uri, bool create, enum pg_fail *fail, char *err, size_
 
 void pg_close(pgdb *db);
 
-/* Upserts the rows of tables in one transaction (COPY into temporary tables, then INSERT ...
- * ON CONFLICT on each table's key), so a batch sent twice leaves one copy. 0 or -1. */
-int pg_send(pgdb *db, const struct store_rows *tables, unsigned ntables);
-
-/* pg_send as a store_batch_fn (db is the pgdb): what store_copy hands batches to. */
-int pg_send_batch(void *db, const struct store_rows *tables, unsigned ntables);
+/* Upserts the rows of tables into db (a pgdb) in one transaction (COPY into temporary tables,
+ * then INSERT ... ON CONFLICT on each table's key), so a batch sent twice leaves one copy: a
+ * db_batch_fn, what spool_copy hands batches to. 0 or -1. */
+int pg_send_batch(void *db, const struct db_rows *tables, unsigned ntables);
 
 /* Runs sql and calls row() with each result row as text. 0 or -1. */
-int pg_query(pgdb *db, const char *sql, store_row_fn row, void *arg);
+int pg_query(pgdb *db, const char *sql, db_row_fn row, void *arg);
 
 /* Runs sql (statements without results, e.g. a transaction). 0 or -1. */
 int pg_exec(pgdb *db, const char *sql);

@@ -34,9 +34,6 @@ struct sink pgsink_sink(pgsink *p);
 
 void pgsink_stats(const pgsink *p, struct pgsink_stats *st);
 
-/* The URI with its password hidden. */
-const char *pgsink_shown(const pgsink *p);
-
 void pgsink_close(pgsink *p);
 
 #endif

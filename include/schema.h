@@ -39,6 +39,12 @@ bool schema_is_key(const char *key_cols, const char *col);
  * column lists of an upsert. 0, or -1 when out is full. */
 int schema_list_add(char *out, size_t len, size_t *n, const char *col, bool set);
 
+/* The secondary indexes of the schema text sql (CREATE INDEX, not UNIQUE: upserts need those)
+ * one by one: fn(arg, name, statement) with name and statement (without its ';') as lengths
+ * into sql. Stops at fn's first non-zero return and returns it; 0 after the last. */
+typedef int (*schema_index_fn)(void *arg, const char *name, int nlen, const char *stmt, int slen);
+int schema_each_index(const char *sql, schema_index_fn fn, void *arg);
+
 /* The SQL that upgrades a database of version from (SCHEMA_OLDEST .. SCHEMA_VERSION - 1) to
  * SCHEMA_VERSION: drops every view, applies schema/migrate.sql's steps, makes the views again.
  * The caller runs it in one transaction, sets the version its dialect's way, and frees it.

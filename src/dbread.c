@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "pg.h"
+#include "store.h"
 
 struct dbread {
 	store *sqlite;
@@ -32,7 +33,7 @@ dbread *dbread_open(const char *target, char *err, size_t errlen)
 	return d;
 }
 
-int dbread_query(dbread *d, const char *sql, store_row_fn row, void *arg)
+int dbread_query(dbread *d, const char *sql, db_row_fn row, void *arg)
 {
 	return d->pg ? pg_query(d->pg, sql, row, arg) : store_query(d->sqlite, sql, row, arg);
 }

@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "capture.h" /* struct capture_rec */
 #include "config.h"
 
 #define PCAP_FILE_HDR 24

@@ -15,6 +15,7 @@
 #include "config.h"
 #include "dpi.h"
 #include "engine.h"
+#include "exitcode.h"
 #include "lines.h"
 #include "livecap.h"
 #include "merge.h"
@@ -31,8 +32,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define EXIT_USAGE 1
-#define EXIT_RUNTIME 2
 #define MAX_FILES 1024
 
 struct config {

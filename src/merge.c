@@ -10,7 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dbmerge.h"
+#include "exitcode.h"
 #include "pg.h"
+#include "spool.h"
 #include "store.h"
 
 static void usage(FILE *out)
@@ -51,12 +54,12 @@ int merge_main(int argc, char **argv)
 			return 0;
 		default:
 			usage(stderr);
-			return 1;
+			return EXIT_USAGE;
 		}
 	}
 	if (!out || optind >= argc) {
 		usage(stderr);
-		return 1;
+		return EXIT_USAGE;
 	}
 	char err[1200], shown[512];
 	pg_redact(out, shown, sizeof(shown));
@@ -71,22 +74,22 @@ int merge_main(int argc, char **argv)
 	}
 	if (!dst && !pg) {
 		fprintf(stderr, "iwscope: %s\n", err);
-		return 2;
+		return EXIT_RUNTIME;
 	}
 	int rc = 0;
 	unsigned done = 0;
-	struct store_merge_stats ms = { 0 };
+	struct dbmerge_stats ms = { 0 };
 	for (int i = optind; i < argc; i++) {
 		const char *in = argv[i];
 		if (!to_pg && same_file(in, out)) {
 			fprintf(stderr, "iwscope: %s: is the output; skipped\n", in);
-			rc = 2;
+			rc = EXIT_RUNTIME;
 			continue;
 		}
 		if (!to_pg) {
-			if (store_merge(dst, in, &ms) != 0) {
+			if (dbmerge_file(dst, in, &ms) != 0) {
 				fprintf(stderr, "iwscope: %s\n", store_error(dst));
-				rc = 2;
+				rc = EXIT_RUNTIME;
 				continue;
 			}
 			done++;
@@ -95,14 +98,14 @@ int merge_main(int argc, char **argv)
 		store *src = store_open_read(in, err, sizeof(err));
 		if (!src) {
 			fprintf(stderr, "iwscope: %s\n", err);
-			rc = 2;
+			rc = EXIT_RUNTIME;
 			continue;
 		}
-		struct store_copy_stats cs = { 0 };
-		int r = store_copy(src, false, 0, pg_send_batch, pg, &cs);
+		struct spool_stats cs = { 0 };
+		int r = spool_copy(src, false, 0, pg_send_batch, pg, &cs);
 		if (r != 0) {
 			fprintf(stderr, "iwscope: %s: %s\n", in, r == -1 ? pg_error(pg) : store_error(src));
-			rc = 2;
+			rc = EXIT_RUNTIME;
 		} else {
 			done++;
 			ms.runs += cs.runs;
@@ -138,5 +141,5 @@ int schema_main(int argc, char **argv)
 	}
 	fprintf(argc == 2 && !strcmp(argv[1], "-h") ? stdout : stderr,
 	        "usage: iwscope schema sqlite|postgresql\n");
-	return argc == 2 && !strcmp(argv[1], "-h") ? 0 : 1;
+	return argc == 2 && !strcmp(argv[1], "-h") ? 0 : EXIT_USAGE;
 }

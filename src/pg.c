@@ -392,7 +392,7 @@ static int copy_value(char **buf, size_t *len, size_t *cap, const char *v)
 }
 
 /* COPYs t into the session's staging table for it. 0 or -1. */
-static int copy_rows(pgdb *db, size_t ti, const struct store_rows *t, const char *cols)
+static int copy_rows(pgdb *db, size_t ti, const struct db_rows *t, const char *cols)
 {
 	char sql[9000];
 	if (!db->temp_ready[ti]) {
@@ -439,7 +439,7 @@ static int copy_rows(pgdb *db, size_t ti, const struct store_rows *t, const char
 }
 
 /* Builds "a,b" (or "a=excluded.a,..." leaving out skip's ",a,") from t's column names. */
-static int columns(const struct store_rows *t, const char *skip, char *out, size_t len)
+static int columns(const struct db_rows *t, const char *skip, char *out, size_t len)
 {
 	size_t n = 0;
 	out[0] = '\0';
@@ -450,13 +450,14 @@ static int columns(const struct store_rows *t, const char *skip, char *out, size
 	return 0;
 }
 
-int pg_send(pgdb *db, const struct store_rows *tables, unsigned ntables)
+int pg_send_batch(void *arg, const struct db_rows *tables, unsigned ntables)
 {
+	pgdb *db = arg;
 	if (run(db, "BEGIN", "cannot start a transaction") != 0)
 		return -1;
 	static char cols[8192], set[16384], sql[8192 * 2 + 16384 + 1024];
 	for (unsigned i = 0; i < ntables; i++) {
-		const struct store_rows *t = &tables[i];
+		const struct db_rows *t = &tables[i];
 		const struct schema_table *st = schema_table(t->table);
 		if (!st) {
 			snprintf(db->err, sizeof(db->err), "unknown table %s", t->table);
@@ -485,32 +486,27 @@ fail:
 	return -1;
 }
 
-int pg_send_batch(void *db, const struct store_rows *tables, unsigned ntables)
-{
-	return pg_send(db, tables, ntables);
-}
-
 int pg_exec(pgdb *db, const char *sql) { return run(db, sql, "statement failed"); }
 
 /* A result column's type from its type OID (the built-in ones, pg_type.dat): integers and
  * numbers as such, everything else as text. */
-static enum store_type pg_type(Oid oid)
+static enum db_type pg_type(Oid oid)
 {
 	switch (oid) {
 	case 20: /* int8 */
 	case 21: /* int2 */
 	case 23: /* int4 */
-		return STORE_INT;
+		return DB_INT;
 	case 700:  /* float4 */
 	case 701:  /* float8 */
 	case 1700: /* numeric */
-		return STORE_REAL;
+		return DB_REAL;
 	default:
-		return STORE_TEXT;
+		return DB_TEXT;
 	}
 }
 
-int pg_query(pgdb *db, const char *sql, store_row_fn row, void *arg)
+int pg_query(pgdb *db, const char *sql, db_row_fn row, void *arg)
 {
 	PGresult *r = pq.PQexec(db->conn, sql);
 	if (pq.PQresultStatus(r) != PGRES_TUPLES_OK) {
@@ -522,7 +518,7 @@ int pg_query(pgdb *db, const char *sql, store_row_fn row, void *arg)
 	if (n > 64)
 		n = 64;
 	const char *names[64], *vals[64];
-	enum store_type coltype[64], types[64];
+	enum db_type coltype[64], types[64];
 	for (int i = 0; i < n; i++) {
 		names[i] = pq.PQfname(r, i);
 		coltype[i] = pg_type(pq.PQftype(r, i));
@@ -532,7 +528,7 @@ int pg_query(pgdb *db, const char *sql, store_row_fn row, void *arg)
 			for (int i = 0; i < n; i++) {
 				bool null = pq.PQgetisnull(r, t, i);
 				vals[i] = null ? NULL : pq.PQgetvalue(r, t, i);
-				types[i] = null ? STORE_NULL : coltype[i];
+				types[i] = null ? DB_NULL : coltype[i];
 			}
 			if (row(arg, n, names, vals, types) != 0)
 				break;

@@ -13,6 +13,8 @@
 
 #include "config.h"
 #include "pg.h"
+#include "spool.h"
+#include "store.h"
 
 struct pgsink {
 	store *spool;
@@ -78,8 +80,8 @@ static int drain(pgsink *p, uint64_t max, bool now)
 {
 	if (!connected(p, now))
 		return 0;
-	struct store_copy_stats cs = { 0 };
-	int rc = store_copy(p->spool, true, max, pg_send_batch, p->db, &cs);
+	struct spool_stats cs = { 0 };
+	int rc = spool_copy(p->spool, true, max, pg_send_batch, p->db, &cs);
 	p->st.delivered += cs.flows;
 	if (p->outage)
 		p->st.drained += cs.flows;
@@ -94,7 +96,7 @@ static int drain(pgsink *p, uint64_t max, bool now)
 		return 0;
 	}
 	int64_t pending = 0;
-	if (p->outage && store_pending(p->spool, &pending) == 0 && pending == 0)
+	if (p->outage && spool_pending(p->spool, &pending) == 0 && pending == 0)
 		p->outage = false; /* caught up: from here rows go straight through */
 	return 0;
 }
@@ -127,7 +129,7 @@ pgsink *pgsink_open(const struct pgsink_opts *o, char *err, size_t errlen)
 	}
 	p->spool_sink = store_sink(p->spool);
 	int64_t pending = 0;
-	store_pending(p->spool, &pending);
+	spool_pending(p->spool, &pending);
 	p->st.backlog = (uint64_t)pending; /* left by an earlier run: drained with this one */
 	p->outage = pending > 0;
 	if (!p->db)
@@ -171,7 +173,7 @@ static char *sqlf(const char *fmt, ...)
 }
 
 static int first_int(void *arg, int ncols, const char *const *names, const char *const *vals,
-                     const enum store_type *types)
+                     const enum db_type *types)
 {
 	(void)names;
 	(void)types;
@@ -281,7 +283,7 @@ static int ps_end(void *self, const struct run_info *run)
 	if (drain(p, 0, true) != 0) /* one more try now, whatever the backoff says */
 		return -1;
 	int64_t pending = 0;
-	store_pending(p->spool, &pending);
+	spool_pending(p->spool, &pending);
 	p->st.remaining = (uint64_t)pending;
 	p->st.spooled = p->st.drained + p->st.remaining;
 	return 0;
@@ -312,8 +314,6 @@ struct sink pgsink_sink(pgsink *p)
 }
 
 void pgsink_stats(const pgsink *p, struct pgsink_stats *st) { *st = p->st; }
-
-const char *pgsink_shown(const pgsink *p) { return p->shown; }
 
 void pgsink_close(pgsink *p)
 {

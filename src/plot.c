@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 
 #include "dbread.h"
+#include "exitcode.h"
 #include "json.h"
 
 #define W 800
@@ -110,7 +111,7 @@ struct census {
 };
 
 static int census_source(void *arg, int ncols, const char *const *names, const char *const *v,
-                         const enum store_type *types)
+                         const enum db_type *types)
 {
 	(void)types;
 	if (!v)
@@ -126,7 +127,7 @@ static int census_source(void *arg, int ncols, const char *const *names, const c
 }
 
 static int census_limit(void *arg, int ncols, const char *const *names, const char *const *v,
-                        const enum store_type *types)
+                        const enum db_type *types)
 {
 	(void)types;
 	if (!v)
@@ -423,7 +424,7 @@ struct hist {
 };
 
 static int hist_row(void *arg, int ncols, const char *const *names, const char *const *v,
-                    const enum store_type *types)
+                    const enum db_type *types)
 {
 	(void)types;
 	if (!v)
@@ -529,7 +530,7 @@ struct collect {
 };
 
 static int collect_row(void *arg, int ncols, const char *const *names, const char *const *v,
-                       const enum store_type *types)
+                       const enum db_type *types)
 {
 	(void)names, (void)types;
 	if (!v)
@@ -637,7 +638,7 @@ struct barcollect {
 };
 
 static int bar_row(void *arg, int ncols, const char *const *names, const char *const *v,
-                   const enum store_type *types)
+                   const enum db_type *types)
 {
 	(void)names, (void)types;
 	if (!v)
@@ -800,22 +801,22 @@ int plot_main(int argc, char **argv)
 			return 0;
 		} else {
 			usage(stderr);
-			return 1;
+			return EXIT_USAGE;
 		}
 	}
 	if (!dir || optind != argc - 1) {
 		usage(stderr);
-		return 1;
+		return EXIT_USAGE;
 	}
 	if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
 		fprintf(stderr, "iwscope: %s: %s\n", dir, strerror(errno));
-		return 2;
+		return EXIT_RUNTIME;
 	}
 	char err[1100];
 	dbread *db = dbread_open(argv[optind], err, sizeof(err));
 	if (!db) {
 		fprintf(stderr, "iwscope: %s\n", err);
-		return 2;
+		return EXIT_RUNTIME;
 	}
 	static struct census census;
 	int rc = census_read(db, argv[optind], &census);
@@ -828,7 +829,7 @@ int plot_main(int argc, char **argv)
 	dbread_close(db);
 	if (rc) {
 		fprintf(stderr, "iwscope: could not write every chart in %s\n", dir);
-		return 2;
+		return EXIT_RUNTIME;
 	}
 	printf("%s/iw_histogram.svg\n%s/ff_bytes_cdf.svg\n%s/syn_window.svg\n%s/rtt_vs_ff.svg\n", dir, dir, dir, dir);
 	return 0;

@@ -18,6 +18,7 @@
 #include <wchar.h>
 
 #include "dbread.h"
+#include "exitcode.h"
 #include "json.h"
 
 enum fmt { FMT_TABLE, FMT_CSV, FMT_JSON };
@@ -136,7 +137,7 @@ struct term {
 struct cell {
 	char *text; /* as shown: control characters and bytes that are not UTF-8 as \xHH */
 	int width;  /* terminal columns */
-	enum store_type type;
+	enum db_type type;
 };
 
 struct table {
@@ -192,7 +193,7 @@ static char *shown(const char *v, bool utf8, int *width)
 }
 
 static int table_row(void *arg, int ncols, const char *const *names, const char *const *vals,
-                     const enum store_type *types)
+                     const enum db_type *types)
 {
 	struct table *t = arg;
 	if (ncols > MAX_COLS)
@@ -218,7 +219,7 @@ static int table_row(void *arg, int ncols, const char *const *names, const char 
 	}
 	struct cell *row = t->cells + t->nrows * (size_t)ncols;
 	for (int i = 0; i < ncols; i++) {
-		row[i].type = vals[i] ? types[i] : STORE_NULL;
+		row[i].type = vals[i] ? types[i] : DB_NULL;
 		row[i].text = shown(vals[i] ? vals[i] : "-", t->utf8, &row[i].width);
 		if (!row[i].text) {
 			while (i--)
@@ -240,7 +241,7 @@ static void table_free(struct table *t)
 	free(t->cells);
 }
 
-static bool is_number(enum store_type type) { return type == STORE_INT || type == STORE_REAL; }
+static bool is_number(enum db_type type) { return type == DB_INT || type == DB_REAL; }
 
 /* Whether a column may be cut to fit a terminal: text, and no address. */
 static bool cuttable(const struct table *t, int col)
@@ -409,7 +410,7 @@ static void csv_field(const char *s)
 }
 
 static int stream_row(void *arg, int ncols, const char *const *names, const char *const *vals,
-                      const enum store_type *types)
+                      const enum db_type *types)
 {
 	struct stream *st = arg;
 	if (st->fmt == FMT_CSV) {
@@ -430,7 +431,7 @@ static int stream_row(void *arg, int ncols, const char *const *names, const char
 			fputs(", ", stdout);
 		json_string(stdout, names[i]);
 		fputs(": ", stdout);
-		if (!vals[i] || types[i] == STORE_NULL)
+		if (!vals[i] || types[i] == DB_NULL)
 			fputs("null", stdout);
 		else if (is_number(types[i]))
 			fputs(json_number_ok(vals[i]) ? vals[i] : "null", stdout); /* NaN, Infinity */
@@ -475,7 +476,7 @@ static int usage_error(const char *what, const char *arg)
 {
 	fprintf(stderr, "iwscope report: %s%s%s%s; see --help\n", what, arg ? " \"" : "",
 	        arg ? arg : "", arg ? "\"" : "");
-	return 1;
+	return EXIT_USAGE;
 }
 
 int report_main(int argc, char **argv)
@@ -543,7 +544,7 @@ int report_main(int argc, char **argv)
 	dbread *s = dbread_open(argv[optind], err, sizeof(err));
 	if (!s) {
 		fprintf(stderr, "iwscope: %s\n", err);
-		return 2;
+		return EXIT_RUNTIME;
 	}
 	struct term term = term_of_stdout();
 	int rc = 0;
@@ -555,7 +556,7 @@ int report_main(int argc, char **argv)
 			                   .utf8 = term.utf8 };
 			if (dbread_query(s, secs[i].sql, table_row, &t) != 0 || t.nomem) {
 				fprintf(stderr, "iwscope: %s\n", t.nomem ? "out of memory" : dbread_error(s));
-				rc = 2;
+				rc = EXIT_RUNTIME;
 			} else {
 				print_table(&secs[i], &t, &term);
 			}
@@ -573,7 +574,7 @@ int report_main(int argc, char **argv)
 		if (dbread_query(s, secs[i].sql, stream_row, &st) != 0) {
 			fflush(stdout);
 			fprintf(stderr, "iwscope: %s\n", dbread_error(s));
-			rc = 2;
+			rc = EXIT_RUNTIME;
 		}
 		if (f == FMT_JSON)
 			printf("%s]", st.rows ? "\n  " : "");
@@ -583,7 +584,7 @@ int report_main(int argc, char **argv)
 	dbread_close(s);
 	if ((fflush(stdout) != 0 || ferror(stdout)) && rc == 0) {
 		fprintf(stderr, "iwscope: standard output: %s\n", strerror(errno ? errno : EIO));
-		rc = 2;
+		rc = EXIT_RUNTIME;
 	}
 	return rc;
 }

@@ -1,5 +1,6 @@
-/* The schema as data: the tables a copy moves, with their keys, and the SQL that upgrades an
- * older database (schema/migrate.sql). No database library here: both dialects use it. */
+/* The schema as data: the tables a copy moves, with their keys, the secondary indexes a bulk
+ * load defers, and the SQL that upgrades an older database (schema/migrate.sql). No database
+ * library here: both dialects use it. */
 #include "schema.h"
 
 #include <stdio.h>
@@ -38,6 +39,21 @@ const struct schema_table *schema_table(const char *name)
 		if (!strcmp(schema_tables[i].name, name))
 			return &schema_tables[i];
 	return NULL;
+}
+
+int schema_each_index(const char *sql, schema_index_fn fn, void *arg)
+{
+	static const char lead[] = "\nCREATE INDEX ";
+	for (const char *p = strstr(sql, lead); p; p = strstr(p + 1, lead)) {
+		const char *stmt = p + 1, *name = stmt + sizeof(lead) - 2;
+		const char *end = strchr(stmt, ';');
+		if (!end)
+			break;
+		int rc = fn(arg, name, (int)strcspn(name, " ("), stmt, (int)(end - stmt));
+		if (rc)
+			return rc;
+	}
+	return 0;
 }
 
 /* The statements under "-- version N" in schema/migrate.sql, up to the next such line: a

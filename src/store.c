@@ -1,9 +1,10 @@
-/* SQLite sink: schema/sqlite.sql + schema/views.sql (embedded at build time), WAL, prepared
- * statements, rows in batched transactions committed at least once a second. Also the spool
- * (outbox) of the PostgreSQL sink and the reader of `report`, `plot` and `merge`. */
+/* An iwscope SQLite database: schema/sqlite.sql + schema/views.sql (embedded at build time)
+ * created, checked or upgraded at open, WAL, and the SQLite sink: prepared statements, rows in
+ * batched transactions committed at least once a second. Also opens files read-only for
+ * `report`, `plot` and `merge`, and the spool of the PostgreSQL sink (spool.c). */
 #include "store.h"
 
-#include <errno.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -47,14 +48,25 @@ const char *store_sqlite_version(void) { return sqlite3_libversion(); }
 int store_schema_version(void) { return SCHEMA_VERSION; }
 const char *store_error(const store *s) { return s->err; }
 const char *store_schema_text(void) { return store_schema_sql; }
+struct sqlite3 *store_db(store *s) { return s->db; }
+const char *store_path(const store *s) { return s->path; }
+bool store_read_as_upgraded(const store *s) { return s->read_as_upgraded; }
 
-static void set_err(store *s, const char *what)
+void store_fail(store *s, const char *what)
 {
 	snprintf(s->err, sizeof(s->err), "%s: %s: %s", s->path, what,
 	         s->db ? sqlite3_errmsg(s->db) : "out of memory");
 }
 
-static int exec(store *s, const char *sql, const char *what)
+void store_failf(store *s, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(s->err, sizeof(s->err), fmt, ap);
+	va_end(ap);
+}
+
+int store_exec(store *s, const char *sql, const char *what)
 {
 	char *msg = NULL;
 	if (sqlite3_exec(s->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
@@ -65,7 +77,7 @@ static int exec(store *s, const char *sql, const char *what)
 	return 0;
 }
 
-static int pragma_int(store *s, const char *sql, int64_t *out)
+int store_int(store *s, const char *sql, int64_t *out)
 {
 	sqlite3_stmt *st;
 	if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
@@ -83,10 +95,10 @@ static int check_identity(store *s, bool *fresh, int64_t *ver)
 {
 	int64_t app = 0, objects = 0;
 	*ver = 0;
-	if (pragma_int(s, "PRAGMA application_id", &app) != 0 ||
-	    pragma_int(s, "PRAGMA user_version", ver) != 0 ||
-	    pragma_int(s, "SELECT count(*) FROM sqlite_master", &objects) != 0) {
-		set_err(s, "cannot read the database");
+	if (store_int(s, "PRAGMA application_id", &app) != 0 ||
+	    store_int(s, "PRAGMA user_version", ver) != 0 ||
+	    store_int(s, "SELECT count(*) FROM sqlite_master", &objects) != 0) {
+		store_fail(s, "cannot read the database");
 		return -1;
 	}
 	*fresh = app == 0 && *ver == 0 && objects == 0;
@@ -110,7 +122,7 @@ static int check_identity(store *s, bool *fresh, int64_t *ver)
 /* Upgrades a database of an older schema version in place, in one transaction (schema.h). */
 static int upgrade(store *s)
 {
-	if (exec(s, "BEGIN IMMEDIATE", "cannot start the upgrade") != 0)
+	if (store_exec(s, "BEGIN IMMEDIATE", "cannot start the upgrade") != 0)
 		return -1;
 	bool fresh;
 	int64_t ver;
@@ -125,12 +137,12 @@ static int upgrade(store *s)
 			         s->path, (long long)ver);
 			goto fail;
 		}
-		int rc = exec(s, sql, "cannot upgrade the schema");
+		int rc = store_exec(s, sql, "cannot upgrade the schema");
 		free(sql);
-		if (rc != 0 || exec(s, pragma, "cannot upgrade the schema") != 0)
+		if (rc != 0 || store_exec(s, pragma, "cannot upgrade the schema") != 0)
 			goto fail;
 	}
-	return exec(s, "COMMIT", "cannot commit the upgrade");
+	return store_exec(s, "COMMIT", "cannot commit the upgrade");
 fail:
 	sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
 	return -1;
@@ -172,51 +184,42 @@ static store *fail_open(store *s, char *err, size_t errlen)
 	return NULL;
 }
 
-/* The schema's secondary indexes (CREATE INDEX, not UNIQUE: upserts need those) one by one:
- * fn(name, statement) with name and statement as lengths into the schema text. Stops at the
- * first non-zero return. */
-static int each_secondary_index(store *s, int (*fn)(store *, const char *, int, const char *, int))
+/* The schema's secondary indexes one by one (schema_each_index), s as arg. */
+static int each_secondary_index(store *s, schema_index_fn fn)
 {
-	static const char lead[] = "\nCREATE INDEX ";
-	for (const char *p = strstr(store_schema_sql, lead); p; p = strstr(p + 1, lead)) {
-		const char *stmt = p + 1, *name = stmt + sizeof(lead) - 2;
-		const char *end = strchr(stmt, ';');
-		if (!end)
-			break;
-		int rc = fn(s, name, (int)strcspn(name, " ("), stmt, (int)(end - stmt));
-		if (rc)
-			return rc;
-	}
-	return 0;
+	return schema_each_index(store_schema_sql, fn, s);
 }
 
-static int drop_index(store *s, const char *name, int nlen, const char *stmt, int slen)
+static int drop_index(void *arg, const char *name, int nlen, const char *stmt, int slen)
 {
+	store *s = arg;
 	(void)stmt, (void)slen;
 	char sql[256];
 	snprintf(sql, sizeof(sql), "DROP INDEX IF EXISTS %.*s", nlen, name);
-	return exec(s, sql, "cannot defer an index");
+	return store_exec(s, sql, "cannot defer an index");
 }
 
-static int create_index(store *s, const char *name, int nlen, const char *stmt, int slen)
+static int create_index(void *arg, const char *name, int nlen, const char *stmt, int slen)
 {
+	store *s = arg;
 	(void)name, (void)nlen;
 	char sql[1024];
 	const int lead = (int)strlen("CREATE INDEX ");
 	snprintf(sql, sizeof(sql), "CREATE INDEX IF NOT EXISTS %.*s", slen - lead, stmt + lead);
-	return exec(s, sql, "cannot build an index");
+	return store_exec(s, sql, "cannot build an index");
 }
 
 /* An index that is missing (a run that loaded unindexed was killed) is built; one that is
  * there costs a read only. */
-static int heal_index(store *s, const char *name, int nlen, const char *stmt, int slen)
+static int heal_index(void *arg, const char *name, int nlen, const char *stmt, int slen)
 {
+	store *s = arg;
 	char sql[256]; /* the name is the embedded schema's own */
 	int64_t there = 0;
 	snprintf(sql, sizeof(sql), "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND "
 	         "name = '%.*s'", nlen, name);
-	if (pragma_int(s, sql, &there) != 0) {
-		set_err(s, "cannot read the schema");
+	if (store_int(s, sql, &there) != 0) {
+		store_fail(s, "cannot read the schema");
 		return -1;
 	}
 	return there ? 0 : create_index(s, name, nlen, stmt, slen);
@@ -261,7 +264,7 @@ prepare:
 	sqlite3_finalize(s->ins_flow);
 	s->ins_flow = NULL;
 	if (sqlite3_prepare_v2(s->db, sql, -1, &s->ins_flow, NULL) != SQLITE_OK) {
-		set_err(s, "cannot prepare the flow insert");
+		store_fail(s, "cannot prepare the flow insert");
 		return -1;
 	}
 	return 0;
@@ -295,7 +298,7 @@ store *store_open(const char *path, char *err, size_t errlen)
 	 * with its start and join), so SQLite's per-call locking is dead weight */
 	if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
 	                    NULL) != SQLITE_OK) {
-		set_err(s, "cannot open");
+		store_fail(s, "cannot open");
 		return fail_open(s, err, errlen);
 	}
 	sqlite3_extended_result_codes(s->db, 1);
@@ -308,23 +311,23 @@ store *store_open(const char *path, char *err, size_t errlen)
 		snprintf(s->err, sizeof(s->err), "%s: database is read-only", path);
 		return fail_open(s, err, errlen);
 	}
-	if (exec(s, "PRAGMA journal_mode=WAL", "cannot enable WAL") != 0 ||
-	    exec(s, "PRAGMA synchronous=NORMAL", "cannot set synchronous") != 0 ||
-	    exec(s, "PRAGMA foreign_keys=ON", "cannot enable foreign keys") != 0)
+	if (store_exec(s, "PRAGMA journal_mode=WAL", "cannot enable WAL") != 0 ||
+	    store_exec(s, "PRAGMA synchronous=NORMAL", "cannot set synchronous") != 0 ||
+	    store_exec(s, "PRAGMA foreign_keys=ON", "cannot enable foreign keys") != 0)
 		return fail_open(s, err, errlen);
 	if (fresh) {
-		if (exec(s, "BEGIN IMMEDIATE", "cannot start the schema transaction") != 0)
+		if (store_exec(s, "BEGIN IMMEDIATE", "cannot start the schema transaction") != 0)
 			return fail_open(s, err, errlen);
 		/* another process may have created it meanwhile: check again inside the lock */
 		if (check_identity(s, &fresh, &ver) != 0) {
 			sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
 			return fail_open(s, err, errlen);
 		}
-		if (fresh && exec(s, store_schema_sql, "cannot create the schema") != 0) {
+		if (fresh && store_exec(s, store_schema_sql, "cannot create the schema") != 0) {
 			sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
 			return fail_open(s, err, errlen);
 		}
-		if (exec(s, "COMMIT", "cannot commit the schema") != 0)
+		if (store_exec(s, "COMMIT", "cannot commit the schema") != 0)
 			return fail_open(s, err, errlen);
 	} else if ((ver < SCHEMA_VERSION && upgrade(s) != 0) ||
 	           each_secondary_index(s, heal_index) != 0) {
@@ -372,7 +375,7 @@ static int open_read_only(store *s, const char *path, bool immutable)
 	                         SQLITE_OPEN_READONLY | (uri ? SQLITE_OPEN_URI : 0), NULL);
 	free(uri);
 	if (rc != SQLITE_OK) {
-		set_err(s, "cannot open");
+		store_fail(s, "cannot open");
 		return -1;
 	}
 	sqlite3_extended_result_codes(s->db, 1);
@@ -454,7 +457,7 @@ store *store_open_read(const char *path, char *err, size_t errlen)
 			         SCHEMA_VERSION);
 			return fail_open(s, err, errlen);
 		}
-		int rc = exec(s, sql, "cannot read the older schema");
+		int rc = store_exec(s, sql, "cannot read the older schema");
 		free(sql);
 		if (rc != 0)
 			return fail_open(s, err, errlen);
@@ -501,11 +504,11 @@ static int bind_text(sqlite3_stmt *st, int i, const char *v)
 	return v ? sqlite3_bind_text(st, i, v, -1, SQLITE_STATIC) : sqlite3_bind_null(st, i);
 }
 
-static int commit(store *s)
+int store_commit(store *s)
 {
 	if (!s->in_txn)
 		return 0;
-	if (exec(s, "COMMIT", "cannot commit") != 0) {
+	if (store_exec(s, "COMMIT", "cannot commit") != 0) {
 		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
 		s->in_txn = false;
 		return -1;
@@ -546,7 +549,7 @@ static int earlier_runs(store *s, const struct run_info *run)
 	                     s->probe, run->source, &id) != 0 ||
 	    probe_source_int(s, "SELECT count(*) FROM flows WHERE probe = ?1 AND run_id IN " EARLIER_RUNS,
 	                     s->probe, run->source, &flows) != 0) {
-		set_err(s, "cannot look for earlier runs of this source");
+		store_fail(s, "cannot look for earlier runs of this source");
 		return -1;
 	}
 	if (!n)
@@ -564,7 +567,7 @@ static int earlier_runs(store *s, const struct run_info *run)
 	                     s->probe, run->source, NULL) != 0 ||
 	    probe_source_int(s, "DELETE FROM runs WHERE probe = ?1 AND source = ?2",
 	                     s->probe, run->source, NULL) != 0) {
-		set_err(s, "cannot remove the earlier runs of this source");
+		store_fail(s, "cannot remove the earlier runs of this source");
 		return -1;
 	}
 	s->replaced_runs = n;
@@ -591,14 +594,14 @@ static int sink_begin(void *self, const struct run_info *run)
 	                  "?2, ?3, ?4, ?5, ?6, ?7, ?8, 'running') RETURNING id";
 	snprintf(s->probe, sizeof(s->probe), "%s", run->probe);
 	bool check = run->again == RUN_NEW_ONLY || run->again == RUN_REPLACE;
-	if (check && exec(s, "BEGIN IMMEDIATE", "cannot record the run") != 0)
+	if (check && store_exec(s, "BEGIN IMMEDIATE", "cannot record the run") != 0)
 		return -1;
 	if (check && earlier_runs(s, run) != 0) {
 		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
 		return -1;
 	}
 	if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK) {
-		set_err(s, "cannot record the run");
+		store_fail(s, "cannot record the run");
 		if (check)
 			sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
 		return -1;
@@ -616,12 +619,12 @@ static int sink_begin(void *self, const struct run_info *run)
 		s->run_id = sqlite3_column_int64(st, 0);
 	sqlite3_finalize(st);
 	if (rc != SQLITE_ROW) {
-		set_err(s, "cannot record the run");
+		store_fail(s, "cannot record the run");
 		if (check)
 			sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
 		return -1;
 	}
-	if (check && exec(s, "COMMIT", "cannot record the run") != 0) {
+	if (check && store_exec(s, "COMMIT", "cannot record the run") != 0) {
 		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
 		return -1;
 	}
@@ -642,12 +645,12 @@ static int sink_begin(void *self, const struct run_info *run)
 	 * sync at its end (27 ms). Not when another connection has the file open; readers that
 	 * come meanwhile still read, between commits. */
 	int64_t empty = 0;
-	if (s->bulk && pragma_int(s, "SELECT NOT EXISTS (SELECT 1 FROM flows)", &empty) == 0 && empty) {
+	if (s->bulk && store_int(s, "SELECT NOT EXISTS (SELECT 1 FROM flows)", &empty) == 0 && empty) {
 		s->rollback_journal = journal_mode(s, "delete", "OFF");
 		if (each_secondary_index(s, drop_index) != 0)
 			return -1;
 		s->indexes_dropped = true;
-		if (exec(s, "PRAGMA foreign_keys=OFF", "cannot defer the foreign key") != 0 ||
+		if (store_exec(s, "PRAGMA foreign_keys=OFF", "cannot defer the foreign key") != 0 ||
 		    prepare_insert(s, false) != 0)
 			return -1;
 	}
@@ -662,7 +665,7 @@ static int build_indexes(store *s)
 		return 0;
 	s->indexes_dropped = false;
 	if (each_secondary_index(s, create_index) != 0 ||
-	    exec(s, "PRAGMA foreign_keys=ON", "cannot enable foreign keys") != 0)
+	    store_exec(s, "PRAGMA foreign_keys=ON", "cannot enable foreign keys") != 0)
 		return -1;
 	/* back to WAL, for readers during later runs; should another connection hold the file
 	 * now, the next writer's open sets it */
@@ -678,7 +681,7 @@ static int sink_flow(void *self, const struct flow_record *r)
 	store *s = self;
 	sqlite3_stmt *st = s->ins_flow;
 	if (!s->in_txn) {
-		if (exec(s, "BEGIN IMMEDIATE", "cannot start a transaction") != 0)
+		if (store_exec(s, "BEGIN IMMEDIATE", "cannot start a transaction") != 0)
 			return -1;
 		s->in_txn = true;
 	}
@@ -699,11 +702,11 @@ static int sink_flow(void *self, const struct flow_record *r)
 	int rc = sqlite3_step(st); /* every parameter is bound anew for each row */
 	sqlite3_reset(st);
 	if (rc != SQLITE_DONE) {
-		set_err(s, "cannot write a flow");
+		store_fail(s, "cannot write a flow");
 		return -1;
 	}
 	if (++s->pending >= STORE_BATCH_ROWS)
-		return commit(s);
+		return store_commit(s);
 	return 0;
 }
 
@@ -714,16 +717,16 @@ static int sink_tick(void *self)
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	if (s->in_txn && (now.tv_sec - s->last_commit.tv_sec) * 1000000000L +
 	                 (now.tv_nsec - s->last_commit.tv_nsec) >= 1000000000L)
-		return commit(s);
+		return store_commit(s);
 	return 0;
 }
 
 static int sink_end(void *self, const struct run_info *run)
 {
 	store *s = self;
-	if (commit(s) != 0)
+	if (store_commit(s) != 0)
 		return -1;
-	if (exec(s, "BEGIN IMMEDIATE", "cannot start a transaction") != 0)
+	if (store_exec(s, "BEGIN IMMEDIATE", "cannot start a transaction") != 0)
 		return -1;
 	s->in_txn = true;
 	sqlite3_stmt *st;
@@ -766,11 +769,11 @@ static int sink_end(void *self, const struct run_info *run)
 		}
 	}
 	sqlite3_finalize(st);
-	if (commit(s) != 0)
+	if (store_commit(s) != 0)
 		return -1;
 	return build_indexes(s);
 fail:
-	set_err(s, "cannot finish the run");
+	store_fail(s, "cannot finish the run");
 	sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
 	s->in_txn = false;
 	return -1;
@@ -796,18 +799,16 @@ struct sink store_sink(store *s)
 	return k;
 }
 
-int store_query1(store *s, const char *sql, const char *param, store_row_fn row, void *arg)
+int store_query(store *s, const char *sql, db_row_fn row, void *arg)
 {
 	sqlite3_stmt *st;
 	if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK) {
-		set_err(s, "query failed");
+		store_fail(s, "query failed");
 		return -1;
 	}
-	if (param)
-		sqlite3_bind_text(st, 1, param, -1, SQLITE_TRANSIENT);
 	int n = sqlite3_column_count(st);
 	const char *names[64], *vals[64];
-	enum store_type types[64];
+	enum db_type types[64];
 	if (n > 64)
 		n = 64;
 	for (int i = 0; i < n; i++)
@@ -818,10 +819,10 @@ int store_query1(store *s, const char *sql, const char *param, store_row_fn row,
 			for (int i = 0; i < n; i++) {
 				/* the value's own type: a text column's '0x1F' stays text */
 				switch (sqlite3_column_type(st, i)) {
-				case SQLITE_INTEGER: types[i] = STORE_INT; break;
-				case SQLITE_FLOAT: types[i] = STORE_REAL; break;
-				case SQLITE_NULL: types[i] = STORE_NULL; break;
-				default: types[i] = STORE_TEXT; break;
+				case SQLITE_INTEGER: types[i] = DB_INT; break;
+				case SQLITE_FLOAT: types[i] = DB_REAL; break;
+				case SQLITE_NULL: types[i] = DB_NULL; break;
+				default: types[i] = DB_TEXT; break;
 				}
 				vals[i] = (const char *)sqlite3_column_text(st, i);
 			}
@@ -830,295 +831,10 @@ int store_query1(store *s, const char *sql, const char *param, store_row_fn row,
 		}
 	}
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
-		set_err(s, "query failed");
+		store_fail(s, "query failed");
 		sqlite3_finalize(st);
 		return -1;
 	}
 	sqlite3_finalize(st);
 	return 0;
-}
-
-int store_query(store *s, const char *sql, store_row_fn row, void *arg)
-{
-	return store_query1(s, sql, NULL, row, arg);
-}
-
-int store_flush(store *s) { return commit(s); }
-
-
-/* ---- copying rows elsewhere: the spool's drain, and merge ---------------------------------- */
-
-/* The text of one batch: every value appended to one buffer, pointers made once it is read. */
-struct text_table {
-	struct store_rows rows;
-	char *buf;
-	size_t len, cap;
-	size_t *offs; /* nrows * ncols offsets into buf; SIZE_MAX = NULL */
-	size_t noffs, offs_cap;
-	const char **names, **vals;
-};
-
-static void text_table_free(struct text_table *t)
-{
-	if (t->names)
-		for (int i = 0; i < t->rows.ncols; i++)
-			free((char *)t->names[i]);
-	free(t->names);
-	free(t->vals);
-	free(t->offs);
-	free(t->buf);
-	memset(t, 0, sizeof(*t));
-}
-
-static int text_push(struct text_table *t, const char *v, size_t n)
-{
-	if (t->noffs == t->offs_cap) {
-		size_t cap = t->offs_cap ? t->offs_cap * 2 : 1024;
-		size_t *o = realloc(t->offs, cap * sizeof(*o));
-		if (!o)
-			return -1;
-		t->offs = o;
-		t->offs_cap = cap;
-	}
-	if (!v) {
-		t->offs[t->noffs++] = SIZE_MAX;
-		return 0;
-	}
-	if (t->len + n + 1 > t->cap) {
-		size_t cap = t->cap ? t->cap : 65536;
-		while (cap < t->len + n + 1)
-			cap *= 2;
-		char *b = realloc(t->buf, cap);
-		if (!b)
-			return -1;
-		t->buf = b;
-		t->cap = cap;
-	}
-	memcpy(t->buf + t->len, v, n);
-	t->buf[t->len + n] = '\0';
-	t->offs[t->noffs++] = t->len;
-	t->len += n + 1;
-	return 0;
-}
-
-/* Reads the rows of sql (one ?1 integer parameter: a rowid lower bound) into t; *last gets the
- * value of the last column, which the select adds as the rowid. */
-static int read_table(store *s, const char *table, const char *sql, int64_t after,
-                      struct text_table *t, int64_t *last)
-{
-	sqlite3_stmt *st;
-	if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK) {
-		set_err(s, "cannot read rows to copy");
-		return -1;
-	}
-	sqlite3_bind_int64(st, 1, after);
-	int ncols = sqlite3_column_count(st) - 1; /* the last is the rowid */
-	t->rows.table = table;
-	t->rows.ncols = ncols;
-	t->names = calloc((size_t)ncols, sizeof(*t->names));
-	if (!t->names)
-		goto oom;
-	for (int i = 0; i < ncols; i++)
-		if (!(t->names[i] = strdup(sqlite3_column_name(st, i))))
-			goto oom;
-	int rc;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		for (int i = 0; i < ncols; i++) {
-			const char *v = (const char *)sqlite3_column_text(st, i);
-			if (text_push(t, v, v ? (size_t)sqlite3_column_bytes(st, i) : 0) != 0)
-				goto oom;
-		}
-		*last = sqlite3_column_int64(st, ncols);
-		t->rows.nrows++;
-	}
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE) {
-		set_err(s, "cannot read rows to copy");
-		return -1;
-	}
-	t->vals = malloc((t->noffs ? t->noffs : 1) * sizeof(*t->vals));
-	if (!t->vals)
-		goto oom_done;
-	for (size_t i = 0; i < t->noffs; i++)
-		t->vals[i] = t->offs[i] == SIZE_MAX ? NULL : t->buf + t->offs[i];
-	t->rows.names = t->names;
-	t->rows.vals = t->vals;
-	return 0;
-oom:
-	sqlite3_finalize(st);
-oom_done:
-	snprintf(s->err, sizeof(s->err), "%s: out of memory reading rows to copy", s->path);
-	return -1;
-}
-
-/* Runs finished and without a flow left in the spool: sent, so removable. */
-#define DONE_RUNS "SELECT probe, id FROM runs r WHERE status <> 'running' AND NOT EXISTS " \
-	"(SELECT 1 FROM flows f WHERE f.probe = r.probe AND f.run_id = r.id)"
-
-int store_copy(store *s, bool drain, uint64_t max_flows, store_batch_fn fn, void *arg,
-               struct store_copy_stats *cs)
-{
-	if (commit(s) != 0)
-		return -2;
-	int64_t after = -1;
-	bool first = true;
-	for (;;) {
-		unsigned want = PG_BATCH_ROWS;
-		if (max_flows && cs->flows + want > max_flows)
-			want = (unsigned)(max_flows - cs->flows);
-		if (exec(s, drain ? "BEGIN IMMEDIATE" : "BEGIN", "cannot start a transaction") != 0)
-			return -2;
-		struct text_table t[3];
-		memset(t, 0, sizeof(t));
-		char sql[160];
-		int64_t last_flow = after, ignore;
-		int rc = 0;
-		/* the spool resends its few runs with every batch, so a run is never removed before
-		 * its latest state went out; a merge sends them once */
-		bool with_runs = drain || first;
-		if (with_runs &&
-		    (read_table(s, "runs", "SELECT *, rowid FROM runs WHERE ?1 = ?1 ORDER BY rowid", 0,
-		                &t[0], &ignore) != 0 ||
-		     read_table(s, "run_decode", "SELECT *, rowid FROM run_decode WHERE ?1 = ?1 "
-		                "ORDER BY rowid", 0, &t[1], &ignore) != 0))
-			rc = -2;
-		snprintf(sql, sizeof(sql), "SELECT *, rowid FROM flows WHERE rowid > ?1 ORDER BY rowid "
-		         "LIMIT %u", want);
-		if (!rc && read_table(s, "flows", sql, after, &t[2], &last_flow) != 0)
-			rc = -2;
-		unsigned nflows = t[2].rows.nrows;
-		struct store_rows batch[3];
-		unsigned nb = 0;
-		for (int i = with_runs ? 0 : 2; i < 3; i++)
-			batch[nb++] = t[i].rows;
-		if (!rc && (nflows || with_runs) && fn(arg, batch, nb) != 0)
-			rc = -1;
-		if (!rc && drain) {
-			char del[96];
-			snprintf(del, sizeof(del), "DELETE FROM flows WHERE rowid <= %lld", (long long)last_flow);
-			if (exec(s, del, "cannot remove sent rows") != 0 ||
-			    exec(s, "DELETE FROM run_decode WHERE (probe, run_id) IN (" DONE_RUNS ")",
-			         "cannot remove sent runs") != 0 ||
-			    exec(s, "DELETE FROM runs WHERE (probe, id) IN (" DONE_RUNS ")",
-			         "cannot remove sent runs") != 0)
-				rc = -2;
-		}
-		if (with_runs && !rc)
-			cs->runs += t[0].rows.nrows;
-		for (int i = 0; i < 3; i++)
-			text_table_free(&t[i]);
-		if (rc) {
-			sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
-			return rc;
-		}
-		if (exec(s, "COMMIT", drain ? "cannot commit the drained spool" : "cannot end a read") != 0)
-			return -2;
-		cs->flows += nflows;
-		cs->batches++;
-		after = last_flow;
-		first = false;
-		if (nflows < want || (max_flows && cs->flows >= max_flows))
-			return 0;
-	}
-}
-
-int store_pending(store *s, int64_t *flows)
-{
-	return pragma_int(s, "SELECT count(*) FROM flows", flows);
-}
-
-/* Builds "a,b,c" (or "a=excluded.a,..." with set) of table's columns from the open schema,
- * leaving out the columns in skip (",a,b,"). */
-static int column_list(store *s, const char *table, bool set, const char *skip, char *out,
-                       size_t len)
-{
-	char sql[96];
-	snprintf(sql, sizeof(sql), "SELECT name FROM pragma_table_info('%s')", table);
-	sqlite3_stmt *st;
-	if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
-		return -1;
-	size_t n = 0;
-	out[0] = '\0';
-	int rc = 0;
-	while (rc == 0 && sqlite3_step(st) == SQLITE_ROW) {
-		const char *c = (const char *)sqlite3_column_text(st, 0);
-		if (!skip || !schema_is_key(skip, c))
-			rc = schema_list_add(out, len, &n, c, set);
-	}
-	sqlite3_finalize(st);
-	return rc == 0 && n ? 0 : -1;
-}
-
-int store_merge(store *dst, const char *src, struct store_merge_stats *ms)
-{
-	char err[sizeof(dst->err)];
-	store *probe = store_open_read(src, err, sizeof(err)); /* the same checks as a report */
-	if (!probe) {
-		memcpy(dst->err, err, sizeof(err));
-		return -1;
-	}
-	bool old = probe->read_as_upgraded; /* the merge below reads the file's own tables */
-	store_close(probe);
-	if (old) {
-		snprintf(dst->err, sizeof(dst->err), "%s: an older iwscope schema, which must be upgraded "
-		         "once (with write access to it) before it can be merged", src);
-		return -1;
-	}
-	dst->err[0] = '\0';
-	if (commit(dst) != 0)
-		return -1;
-	sqlite3_stmt *st;
-	if (sqlite3_prepare_v2(dst->db, "ATTACH ?1 AS src", -1, &st, NULL) != SQLITE_OK) {
-		set_err(dst, "cannot attach");
-		return -1;
-	}
-	sqlite3_bind_text(st, 1, src, -1, SQLITE_TRANSIENT);
-	int rc = sqlite3_step(st);
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE) {
-		snprintf(dst->err, sizeof(dst->err), "%s: cannot attach: %s", src, sqlite3_errmsg(dst->db));
-		return -1;
-	}
-	static char cols[8192], set[16384], sql[8192 * 2 + 16384 + 1024];
-	const struct schema_table *t = schema_tables;
-	int64_t before[3] = { 0 }, after[3] = { 0 }, in[3] = { 0 };
-	rc = exec(dst, "BEGIN IMMEDIATE", "cannot start the merge");
-	for (int i = 0; i < 3 && rc == 0; i++) {
-		char count[80];
-		snprintf(count, sizeof(count), "SELECT count(*) FROM main.%s", t[i].name);
-		if (pragma_int(dst, count, &before[i]) != 0) {
-			rc = -1;
-			break;
-		}
-		snprintf(count, sizeof(count), "SELECT count(*) FROM src.%s", t[i].name);
-		if (pragma_int(dst, count, &in[i]) != 0 ||
-		    column_list(dst, t[i].name, false, NULL, cols, sizeof(cols)) != 0 ||
-		    column_list(dst, t[i].name, true, t[i].key_cols, set, sizeof(set)) != 0) {
-			rc = -1;
-			break;
-		}
-		/* "WHERE true": SQLite's parser needs it between a SELECT and ON CONFLICT */
-		snprintf(sql, sizeof(sql), "INSERT INTO main.%s (%s) SELECT %s FROM src.%s WHERE true "
-		         "ON CONFLICT (%s) DO UPDATE SET %s WHERE %s", t[i].name, cols, cols,
-		         t[i].name, t[i].key, set, t[i].guard);
-		rc = exec(dst, sql, "cannot merge");
-		snprintf(count, sizeof(count), "SELECT count(*) FROM main.%s", t[i].name);
-		if (rc == 0 && pragma_int(dst, count, &after[i]) != 0)
-			rc = -1;
-	}
-	if (rc == 0)
-		rc = exec(dst, "COMMIT", "cannot commit the merge");
-	else {
-		if (!dst->err[0])
-			set_err(dst, "cannot merge");
-		sqlite3_exec(dst->db, "ROLLBACK", NULL, NULL, NULL);
-	}
-	sqlite3_exec(dst->db, "DETACH src", NULL, NULL, NULL);
-	if (rc == 0) {
-		ms->runs += (uint64_t)in[0];
-		ms->flows += (uint64_t)in[2];
-		ms->new_runs += (uint64_t)(after[0] - before[0]);
-		ms->new_flows += (uint64_t)(after[2] - before[2]);
-	}
-	return rc;
 }

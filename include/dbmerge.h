@@ -1,0 +1,18 @@
+/* dbmerge: one iwscope SQLite file added to another (`iwscope merge` into an SQLite file). */
+#ifndef IWSCOPE_DBMERGE_H
+#define IWSCOPE_DBMERGE_H
+
+#include <stdint.h>
+
+#include "store.h"
+
+struct dbmerge_stats {
+	uint64_t runs, flows, new_runs, new_flows;
+};
+
+/* Adds the iwscope database at src to dst in one transaction: rows already there (same
+ * probe, run and flow) are replaced only by a later state, never duplicated. 0, or -1 with
+ * store_error(dst) set. */
+int dbmerge_file(store *dst, const char *src, struct dbmerge_stats *ms);
+
+#endif

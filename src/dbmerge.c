@@ -1,0 +1,109 @@
+/* Merging iwscope SQLite files: the other file attached to the output's connection, each table
+ * upserted on its key in one transaction, so a file merged twice, or two files that share runs,
+ * add nothing twice and a later state of a row replaces an earlier one, never the reverse. */
+#include "dbmerge.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <sqlite3.h>
+
+#include "schema.h"
+
+/* Builds "a,b,c" (or "a=excluded.a,..." with set) of table's columns from the open schema,
+ * leaving out the columns in skip (",a,b,"). */
+static int column_list(store *s, const char *table, bool set, const char *skip, char *out,
+                       size_t len)
+{
+	char sql[96];
+	snprintf(sql, sizeof(sql), "SELECT name FROM pragma_table_info('%s')", table);
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(store_db(s), sql, -1, &st, NULL) != SQLITE_OK)
+		return -1;
+	size_t n = 0;
+	out[0] = '\0';
+	int rc = 0;
+	while (rc == 0 && sqlite3_step(st) == SQLITE_ROW) {
+		const char *c = (const char *)sqlite3_column_text(st, 0);
+		if (!skip || !schema_is_key(skip, c))
+			rc = schema_list_add(out, len, &n, c, set);
+	}
+	sqlite3_finalize(st);
+	return rc == 0 && n ? 0 : -1;
+}
+
+int dbmerge_file(store *dst, const char *src, struct dbmerge_stats *ms)
+{
+	char err[1024];
+	store *probe = store_open_read(src, err, sizeof(err)); /* the same checks as a report */
+	if (!probe) {
+		store_failf(dst, "%s", err);
+		return -1;
+	}
+	bool old = store_read_as_upgraded(probe); /* the merge below reads the file's own tables */
+	store_close(probe);
+	if (old) {
+		store_failf(dst, "%s: an older iwscope schema, which must be upgraded once (with write "
+		            "access to it) before it can be merged", src);
+		return -1;
+	}
+	if (store_commit(dst) != 0)
+		return -1;
+	sqlite3 *db = store_db(dst);
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(db, "ATTACH ?1 AS src", -1, &st, NULL) != SQLITE_OK) {
+		store_fail(dst, "cannot attach");
+		return -1;
+	}
+	sqlite3_bind_text(st, 1, src, -1, SQLITE_TRANSIENT);
+	int rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		store_failf(dst, "%s: cannot attach: %s", src, sqlite3_errmsg(db));
+		return -1;
+	}
+	static char cols[8192], set[16384], sql[8192 * 2 + 16384 + 1024];
+	const struct schema_table *t = schema_tables;
+	int64_t before[3] = { 0 }, after[3] = { 0 }, in[3] = { 0 };
+	rc = store_exec(dst, "BEGIN IMMEDIATE", "cannot start the merge");
+	for (int i = 0; i < 3 && rc == 0; i++) {
+		char count[80];
+		snprintf(count, sizeof(count), "SELECT count(*) FROM main.%s", t[i].name);
+		if (store_int(dst, count, &before[i]) != 0) {
+			store_fail(dst, "cannot merge");
+			rc = -1;
+			break;
+		}
+		snprintf(count, sizeof(count), "SELECT count(*) FROM src.%s", t[i].name);
+		if (store_int(dst, count, &in[i]) != 0 ||
+		    column_list(dst, t[i].name, false, NULL, cols, sizeof(cols)) != 0 ||
+		    column_list(dst, t[i].name, true, t[i].key_cols, set, sizeof(set)) != 0) {
+			store_fail(dst, "cannot merge");
+			rc = -1;
+			break;
+		}
+		/* "WHERE true": SQLite's parser needs it between a SELECT and ON CONFLICT */
+		snprintf(sql, sizeof(sql), "INSERT INTO main.%s (%s) SELECT %s FROM src.%s WHERE true "
+		         "ON CONFLICT (%s) DO UPDATE SET %s WHERE %s", t[i].name, cols, cols,
+		         t[i].name, t[i].key, set, t[i].guard);
+		rc = store_exec(dst, sql, "cannot merge");
+		snprintf(count, sizeof(count), "SELECT count(*) FROM main.%s", t[i].name);
+		if (rc == 0 && store_int(dst, count, &after[i]) != 0) {
+			store_fail(dst, "cannot merge");
+			rc = -1;
+		}
+	}
+	if (rc == 0)
+		rc = store_exec(dst, "COMMIT", "cannot commit the merge");
+	else
+		sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+	sqlite3_exec(db, "DETACH src", NULL, NULL, NULL);
+	if (rc == 0) {
+		ms->runs += (uint64_t)in[0];
+		ms->flows += (uint64_t)in[2];
+		ms->new_runs += (uint64_t)(after[0] - before[0]);
+		ms->new_flows += (uint64_t)(after[2] - before[2]);
+	}
+	return rc;
+}
