@@ -502,15 +502,17 @@ def markdown(args, results, rates, npk, check, load):
 
 
 def append_results(md):
-    """Puts the section into bench/RESULTS.md in place of an earlier one, or at its end."""
+    """Puts the section into bench/RESULTS.md in place of an earlier one, or before the history."""
     path = os.path.join(ROOT, "bench", "RESULTS.md")
     text = open(path).read()
     i = text.find("\n" + SECTION)
     if i >= 0:
         j = text.find("\n## ", i + 1)
         text = text[:i] + text[j:] if j >= 0 else text[:i]
+    h = text.find("\n## History")  # the history of the offline figures stays last
+    head, tail = (text[:h], text[h:]) if h >= 0 else (text, "")
     with open(path, "w") as f:
-        f.write(text.rstrip("\n") + "\n\n" + md.rstrip("\n") + "\n")
+        f.write(head.rstrip("\n") + "\n\n" + md.rstrip("\n") + "\n" + tail)
 
 
 # ---------------------------------------------------------------------------------------------

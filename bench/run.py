@@ -183,11 +183,12 @@ def main():
     for name, val, target in ratios:
         print("%-48s %-28s %s" % (name, val, target))
     results_md = os.path.join(ROOT, "bench", "RESULTS.md")
-    live = ""  # bench/live.py's section (make bench-live) stays as it was
+    live = ""  # bench/live.py's section (make bench-live) and the history stay as they were
     if os.path.exists(results_md):
         text = open(results_md).read()
-        if "\n## Live capture" in text:
-            live = text[text.index("\n## Live capture"):]
+        kept = [text.index(h) for h in ("\n## Live capture", "\n## History") if h in text]
+        if kept:
+            live = text[min(kept):]
     with open(results_md, "w") as f:
         f.write("# Benchmark results\n\n")
         f.write("Reproduce: `make bench` (runs `python3 bench/run.py --runs %d`).\n\n" % runs)

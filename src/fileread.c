@@ -4,10 +4,7 @@
  * with no further copy. Only records libpcap passes on unchanged are taken so; at the first
  * other one (cut short, or longer than the snapshot length) libpcap reads on from there and
  * reports or trims it in its own words.
- *
- * Not mmap, as before: on the benchmark's VM a page fault costs some 12 us, and touching every
- * line of a 212 MB file took 85-90 ms mapped window by window, 15 ms read into a 1 MiB
- * buffer (the copy stays in the cache for the reader). */
+ * Not mmap: page faults cost more than the copy (bench/RESULTS.md, History). */
 #define _GNU_SOURCE
 #include "fileread.h"
 

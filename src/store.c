@@ -628,22 +628,10 @@ static int sink_begin(void *self, const struct run_info *run)
 		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
 		return -1;
 	}
-	/* Into an empty table, rows load faster without the secondary indexes (a random b-tree
-	 * insert each), which are then built once, sorted, at the run's end. The unique key stays:
-	 * its rows arrive nearly in order, and keeping it costs less than building it (measured).
-	 * A capture file writes each flow once, at its end, so a plain insert does; and its run
-	 * is the one just recorded, so the foreign key needs no check per row: 2k instructions
-	 * of a row's 30k.
-	 * Such a load also writes through a rollback journal, not the WAL: its pages are new, so
-	 * the journal holds little beyond the few it changes, where the WAL copied every page
-	 * twice (in, then back at each checkpoint). And it never waits for the disk
-	 * (synchronous=OFF), like tcpdump -w: the journal still rolls back what a crash of
-	 * iwscope cut short, but a power failure during the run, or before the kernel has
-	 * written the file back after it, may damage the file, which held no flows before; the
-	 * capture is still there to run again. Headers-only runs: 7% less wall time for the
-	 * journal, 10% for the syncs during the run (55 ms of fdatasync with FULL), 6% for one
-	 * sync at its end (27 ms). Not when another connection has the file open; readers that
-	 * come meanwhile still read, between commits. */
+	/* A bulk load into an empty table: secondary indexes built once at the end, plain inserts
+	 * (each flow written once, its run just recorded), a rollback journal and no syncs, as
+	 * tcpdump -w; a power failure mid-run may damage a file that held no flows (the capture
+	 * can be run again). Why each, measured: bench/RESULTS.md, History. */
 	int64_t empty = 0;
 	if (s->bulk && store_int(s, "SELECT NOT EXISTS (SELECT 1 FROM flows)", &empty) == 0 && empty) {
 		s->rollback_journal = journal_mode(s, "delete", "OFF");
