@@ -7,8 +7,8 @@
 /* Returns true when iwscope can decode the libpcap link type (DLT_*). */
 bool decode_link_supported(int dlt);
 
-/* Decodes one captured frame of link type dlt. caplen bytes at data are valid; the frame was
- * wirelen bytes on the wire. On DECODE_OK *out is filled; out->payload points into data. */
+/* Decodes one captured frame of link type dlt; caplen bytes at data are valid. On DECODE_OK
+ * *out is filled; out->payload points into data. */
 enum decode_result decode_packet(int dlt, const uint8_t *data, uint32_t caplen, uint64_t ts_us,
                                  struct pkt *out);
 

@@ -71,7 +71,7 @@ struct pkt {
 	struct tcp_opts opt;
 };
 
-/* Why a packet could not be decoded; counted per run, stored in run_errors. */
+/* Why a packet could not be decoded; counted per run, stored in run_decode. */
 enum decode_result {
 	DECODE_OK = 0,
 	DECODE_NOT_IP,        /* ARP, LLDP, ... : not an error, counted */

@@ -1,4 +1,5 @@
-/* libpcap file sources (pcap and pcapng, stdin with "-"), one continuous stream. */
+/* capture: libpcap sources: capture files (pcap, pcapng; several are one continuous capture; a
+ * pipe on standard input read as it comes), live interfaces, and replay at the capture's pace. */
 #define _GNU_SOURCE /* fopencookie: a pipe on standard input, read with a timeout */
 #include "capture.h"
 
