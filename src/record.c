@@ -93,7 +93,7 @@ static void addr_text(int ver, const struct ip_addr *a, char *buf, size_t len)
 		buf[0] = '\0';
 }
 
-void record_build(const struct flow *f, struct flow_record *r)
+void record_build(const struct flow *f, const char *asked_name, struct flow_record *r)
 {
 	r->ts_us = (int64_t)f->first_us;
 	r->ip_ver = f->ip_ver;
@@ -116,7 +116,11 @@ void record_build(const struct flow *f, struct flow_record *r)
 	r->duration_us = (int64_t)(f->last_us - f->first_us);
 	r->end_reason = f->end_reason;
 	r->dpi_method = RDPI_OFF;
-	r->app_proto[0] = r->app_category[0] = r->server_name[0] = '\0';
+	r->app_proto[0] = r->app_category[0] = '\0';
+	if (asked_name) /* the name the client asked for comes before nDPI's (dpi_finish) */
+		snprintf(r->server_name, sizeof(r->server_name), "%s", asked_name);
+	else
+		r->server_name[0] = '\0';
 	r->flow_key = (int64_t)f->key;
 	r->update = f->written;
 }
