@@ -37,6 +37,12 @@ unsigned classify_iw_rfc6928(unsigned smss);
 /* Writes "IWn" (exact) or ">=IWn" (lower bound) into buf. */
 void classify_iw_class(char *buf, size_t len, unsigned segs, int exact);
 
+/* A first flight's labels from what limited it: the class into buf ("IWn" for cwnd, exact;
+ * ">=IWn" for app, rwnd, nagle and ambiguous, a lower bound; "" otherwise) and, returned, the
+ * standard an exact IW matches (STD_NULL for any other limit). */
+enum iw_std classify_flight(enum ff_limit limit, unsigned segs, unsigned bytes, unsigned smss,
+                            char *buf, size_t len);
+
 /* p0f-style option layout ("mss,sok,ts,nop,ws") of a SYN into buf. */
 void classify_olayout(char *buf, size_t len, const struct syn_info *si);
 

@@ -61,7 +61,4 @@ int engine_finish(engine *e);
 /* Copies the run counters into run (packets, bytes, decode reasons, flows, evictions). */
 void engine_stats(const engine *e, struct run_info *run);
 
-/* Flows written so far. */
-uint64_t engine_flows(const engine *e);
-
 #endif

@@ -184,7 +184,6 @@ struct flow *flow_oldest(flow_table *t);
 void flow_side_update(struct side *sd, const struct pkt *p);
 
 uint32_t flow_count(const flow_table *t);
-uint32_t flow_cap(const flow_table *t);
 /* Bytes held per flow slot (struct flow plus its index share), for the README figure. */
 size_t flow_slot_bytes(void);
 

@@ -28,4 +28,9 @@ struct sink {
 	void *self;
 };
 
+/* Hands rec to each of the n sinks in turn, or asks each to commit what is pending; stops at
+ * the first that fails. 0, or -1 when one failed. */
+int sinks_flow(struct sink *sinks, unsigned n, const struct flow_record *rec);
+int sinks_tick(struct sink *sinks, unsigned n);
+
 #endif

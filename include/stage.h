@@ -7,6 +7,8 @@
 #include <stdint.h>
 
 #include "dpi.h"
+#include "flow.h"
+#include "pkt.h"
 #include "record.h"
 #include "sink.h"
 
@@ -18,26 +20,37 @@ typedef struct stage stage;
  * every call; dpi_ready tells why). NULL on failure. */
 stage *stage_start(dpi_ctx *dpi, struct sink *sinks, unsigned nsinks);
 
-/* Waits until the stage's nDPI has started (or failed to), so that no two nDPI start-ups run
- * at once: nDPI does not promise that they may. */
-void stage_dpi_wait(stage *s);
+/* ---- the reading thread's side: which thread inspects a flow ----
+ * While the stage has a backlog the reading thread inspects some new flows itself. Which ones
+ * follows a model of the stage's backlog in CPU cycles (config.h), estimated from the packets
+ * alone so that the same flows go the same way every run. */
 
-/* One payload packet for nDPI of the flow in the flow table's slot (index + 1; its IP header
- * at ip, ip_cap bytes). 0, or -1 once a sink has failed. */
-int stage_packet(stage *s, uint32_t slot, const uint8_t *ip, uint32_t ip_cap, uint64_t ts_us);
+/* The reading thread tracked one more TCP packet: work done while the stage works. */
+void stage_own_packet(stage *s);
 
-/* The record of the flow in slot at its end: the stage adds nDPI's fields and writes it, and
- * the slot is free for its next flow. Copied. 0, or -1 once a sink has failed. */
-int stage_record(stage *s, uint32_t slot, const struct flow_record *rec);
+/* A flow that begins, packets frames into the capture: sets f->dpi_here when the reading
+ * thread is to inspect it itself, and counts its expected nDPI work where it will run. */
+void stage_begin_flow(stage *s, struct flow *f, uint64_t packets);
 
-/* A record whose nDPI fields are filled already (the engine ran nDPI on that flow itself):
- * written as it is. Copied. 0, or -1 once a sink has failed. */
-int stage_row(stage *s, const struct flow_record *rec);
+/* The reading thread's nDPI context for f (f->dpi_here), else NULL: the stage inspects it. */
+dpi_ctx *stage_local_dpi(const stage *s, const struct flow *f);
+
+/* Packet p of flow f for nDPI: inspected here, or handed to the stage (if nDPI still wants
+ * it). 0, or -1 once a sink has failed. */
+int stage_inspect(stage *s, struct flow *f, const struct pkt *p);
+
+/* f's record rec at its end: nDPI's fields are added (here or on the stage's thread) and it is
+ * written; f's slot is free for its next flow. Copied. 0, or -1 once a sink has failed. */
+int stage_flow_end(stage *s, struct flow *f, struct flow_record *rec);
+
+/* Most nDPI states alive at once in the reading thread's context. */
+uint64_t stage_local_peak(const stage *s);
 
 /* Asks the sinks to commit what is pending (on the stage's thread). 0 or -1. */
 int stage_tick(stage *s);
 
-/* Drains the queue, joins the thread and frees the stage. 0, or -1 if a sink failed. */
+/* Closes the reading thread's nDPI, drains the queue, joins the thread and frees the stage.
+ * 0, or -1 if a sink failed. */
 int stage_stop(stage *s);
 
 #endif

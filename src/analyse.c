@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "capture.h"
+#include "clock.h"
 #include "dpi.h"
 #include "engine.h"
 #include "exitcode.h"
@@ -73,13 +74,6 @@ static int on_packet(void *arg, int dlt, const uint8_t *data, uint32_t caplen, u
 	return 0;
 }
 
-static uint64_t mono_now_us(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000u + (uint64_t)t.tv_nsec / 1000u;
-}
-
 /* Standard input that is a pipe: commit what is pending; stop on a signal. In a silence, when
  * the packets' times follow the wall clock (tcpdump -w - on a live interface), the flows'
  * clock runs on with it, so that ended flows are written (FIN plus a second) and idle ones
@@ -89,7 +83,7 @@ static int on_idle(void *arg, bool silent)
 	struct run_state *rs = arg;
 	if (stop_requested)
 		return -1;
-	uint64_t now = mono_now_us(), pkts = engine_packets(rs->eng);
+	uint64_t now = clock_mono_us(), pkts = engine_packets(rs->eng);
 	if (pkts != rs->idle_pkts || !rs->idle_since_us) { /* packets came since */
 		rs->idle_pkts = pkts;
 		rs->idle_since_us = now - (silent ? CAPTURE_IDLE_MS * 1000u : 0);
@@ -241,14 +235,14 @@ static int tick_all(struct sink *sinks, unsigned n)
 static int watch(const struct config *cfg, struct run_state *rs, livecap *lc, ui *dash,
                  struct run_info *run)
 {
-	uint64_t last_tick = mono_now_us(), last_draw = 0;
+	uint64_t last_tick = clock_mono_us(), last_draw = 0;
 	uint64_t refresh = (uint64_t)(cfg->refresh_s * 1e6);
 	while (!stop_requested && !livecap_over(lc)) {
 		if (livecap_rows(lc, rs->sinks, rs->nsinks, 100) < 0) {
 			rs->sink_failed = 1;
 			break;
 		}
-		uint64_t now = mono_now_us();
+		uint64_t now = clock_mono_us();
 		if (now - last_tick >= 1000000u) {
 			last_tick = now;
 			if (tick_all(rs->sinks, rs->nsinks) != 0) {
@@ -289,7 +283,7 @@ static int watch(const struct config *cfg, struct run_state *rs, livecap *lc, ui
 static int stream(const struct config *cfg, struct run_state *rs, capture_replay *replay,
                   ui *dash)
 {
-	uint64_t last_tick = mono_now_us(), last_draw = 0;
+	uint64_t last_tick = clock_mono_us(), last_draw = 0;
 	unsigned gaps_noted = 0;
 	uint64_t refresh = (uint64_t)(cfg->refresh_s * 1e6);
 	bool ended = false;
@@ -332,7 +326,7 @@ static int stream(const struct config *cfg, struct run_state *rs, capture_replay
 		}
 		if (cfg->count && engine_packets(rs->eng) >= cfg->count)
 			break;
-		uint64_t now = mono_now_us();
+		uint64_t now = clock_mono_us();
 		if (now - last_tick >= 1000000u) {
 			last_tick = now;
 			if (tick_sinks(rs) != 0) {

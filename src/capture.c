@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "config.h"
 #include "decode.h"
 #include "fileread.h"
@@ -65,20 +66,13 @@ struct pipe_in {
 	uint64_t last_idle_us;  /* monotonic time of the last call to idle */
 };
 
-static uint64_t mono_us(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000u + (uint64_t)t.tv_nsec / 1000u;
-}
-
 static ssize_t pipe_read(void *cookie, char *buf, size_t len)
 {
 	struct pipe_in *p = cookie;
 	for (;;) {
 		/* a trickle that never falls silent still lets the sinks commit */
-		if (p->idle && mono_us() - p->last_idle_us >= CAPTURE_IDLE_MS * 1000u) {
-			p->last_idle_us = mono_us();
+		if (p->idle && clock_mono_us() - p->last_idle_us >= CAPTURE_IDLE_MS * 1000u) {
+			p->last_idle_us = clock_mono_us();
 			if (p->idle(p->arg, false) != 0)
 				return 0;
 		}
@@ -98,7 +92,7 @@ static ssize_t pipe_read(void *cookie, char *buf, size_t len)
 			continue;
 		}
 		/* silence, or a signal: the caller may commit, or ask to stop (the end of input) */
-		p->last_idle_us = mono_us();
+		p->last_idle_us = clock_mono_us();
 		if (p->idle(p->arg, r == 0) != 0)
 			return 0;
 	}
@@ -137,7 +131,7 @@ void capture_file_idle(capture_file *cf, capture_idle_fn fn, void *arg)
 	if (cf && cf->pipe) {
 		cf->pipe->idle = fn;
 		cf->pipe->arg = arg;
-		cf->pipe->last_idle_us = mono_us();
+		cf->pipe->last_idle_us = clock_mono_us();
 	}
 }
 
@@ -403,10 +397,10 @@ int capture_live_step(capture_live *c, int timeout_ms, capture_fn fn, void *arg,
 	struct pollfd pfd = { c->fd, POLLIN, 0 };
 	if (c->fd >= 0 && poll(&pfd, 1, timeout_ms) <= 0)
 		return 0;
-	uint64_t t0 = mono_us();
+	uint64_t t0 = clock_mono_us();
 	struct dispatch_ctx d = { fn, arg, c->dlt, 0 };
 	int n = pcap_dispatch(c->pc, -1, on_live_packet, (u_char *)&d);
-	uint64_t busy = mono_us() - t0;
+	uint64_t busy = clock_mono_us() - t0;
 	if (busy > c->busiest_us)
 		c->busiest_us = busy;
 	if (n < 0 && n != PCAP_ERROR_BREAK) {
@@ -447,8 +441,8 @@ struct capture_replay {
 	bool held;              /* rec is read but not yet due */
 	struct capture_rec rec;
 	uint64_t first_ts;      /* capture time of the first packet */
-	struct timespec start;  /* wall time it was replayed at (shifted by pauses) */
-	struct timespec paused_at;
+	uint64_t start_us;      /* monotonic time it was replayed at (shifted by pauses) */
+	uint64_t paused_us;
 	int started;
 	uint64_t max_gap_us;    /* longest silence replayed as it was (0: no limit) */
 	uint64_t last_ts;       /* capture time of the previous packet */
@@ -492,20 +486,9 @@ void capture_replay_pause(capture_replay *r, int paused)
 	if (paused == r->paused)
 		return;
 	if (paused) {
-		clock_gettime(CLOCK_MONOTONIC, &r->paused_at);
+		r->paused_us = clock_mono_us();
 	} else if (r->started) { /* shift the start by the pause */
-		struct timespec now;
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		r->start.tv_sec += now.tv_sec - r->paused_at.tv_sec;
-		r->start.tv_nsec += now.tv_nsec - r->paused_at.tv_nsec;
-		while (r->start.tv_nsec >= 1000000000L) {
-			r->start.tv_nsec -= 1000000000L;
-			r->start.tv_sec++;
-		}
-		while (r->start.tv_nsec < 0) {
-			r->start.tv_nsec += 1000000000L;
-			r->start.tv_sec--;
-		}
+		r->start_us += clock_mono_us() - r->paused_us;
 	}
 	r->paused = paused;
 }
@@ -518,7 +501,7 @@ int capture_replay_step(capture_replay *r, int timeout_ms, capture_fn fn, void *
 		return 0;
 	}
 	int n = 0;
-	uint64_t deadline = mono_us() + (uint64_t)timeout_ms * 1000u;
+	uint64_t deadline = clock_mono_us() + (uint64_t)timeout_ms * 1000u;
 	for (;;) {
 		if (!r->held) {
 			if (!r->cf && replay_next_file(r) != 0)
@@ -539,7 +522,7 @@ int capture_replay_step(capture_replay *r, int timeout_ms, capture_fn fn, void *
 		if (!r->started) {
 			r->started = 1;
 			r->first_ts = r->last_ts = ts;
-			clock_gettime(CLOCK_MONOTONIC, &r->start);
+			r->start_us = clock_mono_us();
 		}
 		if (r->max_gap_us && ts > r->last_ts && ts - r->last_ts > r->max_gap_us) {
 			r->skipped_us += ts - r->last_ts - r->max_gap_us; /* counted once: last_ts moves */
@@ -548,10 +531,9 @@ int capture_replay_step(capture_replay *r, int timeout_ms, capture_fn fn, void *
 		if (ts > r->last_ts)
 			r->last_ts = ts;
 		if (r->speed > 0) {
-			uint64_t start = (uint64_t)r->start.tv_sec * 1000000u + (uint64_t)r->start.tv_nsec / 1000u;
 			uint64_t played = ts > r->first_ts + r->skipped_us ? ts - r->first_ts - r->skipped_us : 0;
-			uint64_t due = start + (uint64_t)((double)played / r->speed);
-			uint64_t now = mono_us();
+			uint64_t due = r->start_us + (uint64_t)((double)played / r->speed);
+			uint64_t now = clock_mono_us();
 			if (due > now) {
 				if (due > deadline) {
 					uint64_t wait = deadline > now ? deadline - now : 0;
@@ -567,7 +549,7 @@ int capture_replay_step(capture_replay *r, int timeout_ms, capture_fn fn, void *
 			return -1;
 		r->held = false;
 		n++;
-		if (mono_us() >= deadline)
+		if (clock_mono_us() >= deadline)
 			return n;
 	}
 }

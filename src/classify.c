@@ -166,6 +166,26 @@ void classify_iw_class(char *buf, size_t len, unsigned segs, int exact)
 	put_uint(buf, len, &n, segs);
 }
 
+enum iw_std classify_flight(enum ff_limit limit, unsigned segs, unsigned bytes, unsigned smss,
+                            char *buf, size_t len)
+{
+	if (len)
+		buf[0] = '\0';
+	switch (limit) {
+	case LIMIT_CWND:
+		classify_iw_class(buf, len, segs, 1);
+		return classify_iw_std_of(segs, bytes, smss);
+	case LIMIT_APP:
+	case LIMIT_RWND:
+	case LIMIT_NAGLE:
+	case LIMIT_AMBIGUOUS:
+		classify_iw_class(buf, len, segs, 0);
+		return STD_NULL;
+	default:
+		return STD_NULL;
+	}
+}
+
 /* p0f's names for option kinds; others are "?N". */
 static const char *opt_name(uint8_t kind)
 {

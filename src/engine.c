@@ -2,11 +2,9 @@
  * the hand-over of finished flows to the sinks. No allocation per packet. */
 #include "engine.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "classify.h"
 #include "config.h"
 #include "decode.h"
 #include "flight.h"
@@ -20,19 +18,13 @@ struct engine {
 	struct sink *sinks;
 	unsigned nsinks;
 	dpi_ctx *dpi;              /* nDPI on this thread, or NULL */
-	stage *stage;              /* or nDPI and the sinks on the stage's thread */
-	dpi_ctx *dpi_local;        /* with a stage: nDPI of its own for a share of the flows, opened
-	                            * for the first of them (a small capture never needs it) */
-	bool dpi_local_failed;     /* ... and it could not be: the stage does all */
-	uint64_t dpi_local_peak;   /* its peak of flow states, kept when it is closed */
-	unsigned stage_dpi_max;    /* payload packets per flow the stage's nDPI may see; 0: no nDPI */
+	stage *stage;              /* or nDPI and the sinks on the stage's thread (and a share of
+	                            * the flows' nDPI on this one: stage.c) */
+	uint64_t dpi_local_peak;   /* the stage's share here: its peak of nDPI states */
 	uint64_t now_us;           /* latest capture time seen (time never runs backwards here) */
 	uint64_t next_expire_us;
 	uint64_t packets, bytes, tcp_packets, flows_out, evicted;
 	uint64_t next_key;         /* flows begun so far: the next one's key follows from it */
-	uint64_t backlog;          /* the stage's modelled backlog, cycles (config.h) */
-	uint64_t dpi_cost_sum;     /* modelled cycles of every nDPI call so far: their mean per flow
-	                            * is what a new flow is expected to cost */
 	struct names_pool names;   /* requests held while incomplete (names.c) */
 	bool hunt;                 /* nDPI is on: look for the names clients ask for */
 	uint64_t reasons[DECODE_NREASONS];
@@ -40,42 +32,10 @@ struct engine {
 };
 
 /* The nDPI context this thread runs for f: all flows without a stage; with one, the flows
- * given to this thread when they began. NULL: the stage. */
+ * it gave this thread when they began. NULL: the stage. */
 static dpi_ctx *flow_dpi(const engine *e, const struct flow *f)
 {
-	if (!e->stage)
-		return e->dpi;
-	return f->dpi_here ? e->dpi_local : NULL;
-}
-
-/* Whether this thread has an nDPI context, opening it when it first takes a flow (false if
- * it cannot be opened). */
-static bool local_dpi(engine *e)
-{
-	if (!e->dpi_local && !e->dpi_local_failed) {
-		stage_dpi_wait(e->stage); /* one nDPI start-up at a time */
-		if (!(e->dpi_local = dpi_open(e->stage_dpi_max)))
-			e->dpi_local_failed = true;
-	}
-	return e->dpi_local != NULL;
-}
-
-/* The stage's backlog model: work handed to it, and work this thread does meanwhile. */
-static void stage_work(engine *e, uint64_t cycles)
-{
-	e->backlog += cycles;
-	if (e->backlog > STAGE_BACKLOG_MAX)
-		e->backlog = STAGE_BACKLOG_MAX;
-}
-
-static void own_work(engine *e, uint64_t cycles)
-{
-	e->backlog = e->backlog > cycles ? e->backlog - cycles : 0;
-}
-
-static uint64_t dpi_cost(const struct pkt *p)
-{
-	return COST_DPI + (uint64_t)COST_DPI_BYTE * p->payload_cap;
+	return e->stage ? stage_local_dpi(e->stage, f) : e->dpi;
 }
 
 engine *engine_new(const struct engine_opts *o, struct sink *sinks, unsigned nsinks, dpi_ctx *dpi)
@@ -100,7 +60,6 @@ engine *engine_new(const struct engine_opts *o, struct sink *sinks, unsigned nsi
 			free(e);
 			return NULL;
 		}
-		e->stage_dpi_max = dpi ? dpi_max_packets(dpi) : 0;
 	} else {
 		e->dpi = dpi;
 	}
@@ -108,22 +67,11 @@ engine *engine_new(const struct engine_opts *o, struct sink *sinks, unsigned nsi
 	return e;
 }
 
-/* This thread's nDPI, once no flow of it is left: closed while the stage still drains. */
-static void close_local(engine *e)
-{
-	if (!e->dpi_local || flow_count(e->flows))
-		return;
-	uint64_t live, inspected;
-	dpi_stats(e->dpi_local, &live, &e->dpi_local_peak, &inspected);
-	dpi_close(e->dpi_local);
-	e->dpi_local = NULL;
-}
-
 int engine_finish(engine *e)
 {
 	if (!e->stage)
 		return e->failed ? -1 : 0;
-	close_local(e);
+	e->dpi_local_peak = stage_local_peak(e->stage);
 	int rc = stage_stop(e->stage);
 	e->stage = NULL;
 	if (rc != 0)
@@ -140,12 +88,9 @@ int engine_tick(engine *e)
 			e->failed = 1;
 		return e->failed ? -1 : 0;
 	}
-	for (unsigned i = 0; i < e->nsinks; i++)
-		if (e->sinks[i].ops->tick(e->sinks[i].self) != 0) {
-			e->failed = 1;
-			return -1;
-		}
-	return 0;
+	if (sinks_tick(e->sinks, e->nsinks) != 0)
+		e->failed = 1;
+	return e->failed ? -1 : 0;
 }
 
 void engine_free(engine *e)
@@ -162,7 +107,6 @@ void engine_free(engine *e)
 		names_free(&f->hunt, &e->names);
 		flow_remove(e->flows, f);
 	}
-	dpi_close(e->dpi_local);
 	flow_table_free(e->flows);
 	free(e);
 }
@@ -172,21 +116,16 @@ void engine_free(engine *e)
 static int write_record(engine *e, struct flow *f)
 {
 	struct flow_record rec;
-	record_build(f, &rec);
-	if (e->hunt && names_name(&f->hunt)) /* the name the client asked for comes before nDPI's */
-		snprintf(rec.server_name, sizeof(rec.server_name), "%s", names_name(&f->hunt));
-	dpi_ctx *d = flow_dpi(e, f);
-	if (d)
-		dpi_finish(d, &f->dpi, &rec);
+	record_build(f, e->hunt ? names_name(&f->hunt) : NULL, &rec);
 	if (e->stage) {
-		stage_work(e, COST_ROW);
-		if ((d ? stage_row(e->stage, &rec) : stage_record(e->stage, f->self, &rec)) != 0)
+		if (stage_flow_end(e->stage, f, &rec) != 0)
 			e->failed = 1;
-		return e->failed ? -1 : 0;
+	} else {
+		if (e->dpi)
+			dpi_finish(e->dpi, &f->dpi, &rec);
+		if (!e->failed && sinks_flow(e->sinks, e->nsinks, &rec) != 0)
+			e->failed = 1;
 	}
-	for (unsigned i = 0; i < e->nsinks && !e->failed; i++)
-		if (e->sinks[i].ops->flow(e->sinks[i].self, &rec) != 0)
-			e->failed = 1;
 	return e->failed ? -1 : 0;
 }
 
@@ -276,7 +215,7 @@ int engine_packet(engine *e, int dlt, const uint8_t *data, uint32_t caplen, uint
 	}
 	e->tcp_packets++;
 	if (e->stage)
-		own_work(e, COST_PACKET);
+		stage_own_packet(e->stage);
 	int dir = 0;
 	struct flow *f = flow_lookup(e->flows, &p, &dir);
 	if (f && (p.flags & TH_SYN) && handshake_is_reuse(f, &p, dir)) {
@@ -289,36 +228,20 @@ int engine_packet(engine *e, int dlt, const uint8_t *data, uint32_t caplen, uint
 		if (!f)
 			return e->failed ? -1 : 0;
 		dir = memcmp(&f->c_addr, &p.src, sizeof(p.src)) == 0 && f->c_port == p.sport ? 0 : 1;
-		/* while the stage has work queued, this thread inspects the new flow itself; the
-		 * flow's expected nDPI work counts at once, where it will run */
-		if (e->stage_dpi_max) {
-			uint64_t expect = e->dpi_cost_sum / e->next_key;
-			f->dpi_here = e->backlog > STAGE_BACKLOG_BUSY && e->packets > STAGE_LOCAL_AFTER &&
-			              local_dpi(e);
-			if (f->dpi_here)
-				own_work(e, expect);
-			else
-				stage_work(e, expect);
-		}
+		if (e->stage)
+			stage_begin_flow(e->stage, f, e->packets);
 	}
 	if (ts_us > f->last_us)
 		f->last_us = ts_us;
 	handshake_update(f, &p, dir);
 	flight_update(f, &p, dir, &e->fopts);
-	dpi_ctx *d = flow_dpi(e, f);
-	if (d) {
-		if (dpi_wants(&p) && !dpi_decided(&f->dpi)) {
-			dpi_packet(d, &f->dpi, p.ip_hdr, p.ip_cap, p.ts_us);
-			if (e->stage)
-				e->dpi_cost_sum += dpi_cost(&p);
-		}
-	} else if (e->stage_dpi_max && f->dpi_sent < e->stage_dpi_max && dpi_wants(&p)) {
-		f->dpi_sent++;
-		e->dpi_cost_sum += dpi_cost(&p);
-		if (stage_packet(e->stage, f->self, p.ip_hdr, p.ip_cap, p.ts_us) != 0) {
+	if (e->stage) {
+		if (stage_inspect(e->stage, f, &p) != 0) {
 			e->failed = 1;
 			return -1;
 		}
+	} else if (e->dpi && dpi_wants(&p) && !dpi_decided(&f->dpi)) {
+		dpi_packet(e->dpi, &f->dpi, p.ip_hdr, p.ip_cap, p.ts_us);
 	}
 	if (e->hunt && dir == 0 && !f->hunt.done) { /* data on a SYN follows its number */
 		uint32_t seq = p.seq + ((p.flags & TH_SYN) != 0);
@@ -373,8 +296,6 @@ void engine_stats(const engine *e, struct run_info *run)
 	}
 }
 
-uint64_t engine_flows(const engine *e) { return e->flows_out; }
-
 int engine_expire_at(engine *e, uint64_t now_us)
 {
 	if (now_us > e->now_us)
@@ -390,8 +311,5 @@ uint64_t engine_now(const engine *e) { return e->now_us; }
 
 uint64_t engine_dpi_peak(const engine *e)
 {
-	uint64_t live = 0, peak = e->dpi_local_peak, inspected = 0;
-	if (e->dpi_local)
-		dpi_stats(e->dpi_local, &live, &peak, &inspected);
-	return peak;
+	return e->stage ? stage_local_peak(e->stage) : e->dpi_local_peak;
 }

@@ -321,7 +321,6 @@ struct flow *flow_oldest(flow_table *t)
 }
 
 uint32_t flow_count(const flow_table *t) { return t->count; }
-uint32_t flow_cap(const flow_table *t) { return t->cap; }
 
 size_t flow_slot_bytes(void) { return sizeof(struct flow) + 2 * sizeof(uint32_t); } /* + buckets */
 

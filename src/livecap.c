@@ -21,6 +21,7 @@
 #include <sys/time.h>
 #include <time.h>
 
+#include "clock.h"
 #include "config.h"
 #include "decode.h"
 #include "dpi.h"
@@ -96,13 +97,6 @@ struct livecap {
 	unsigned workers_done;
 	bool sinks_failed;
 };
-
-static uint64_t mono_us(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000u + (uint64_t)t.tv_nsec / 1000u;
-}
 
 static uint64_t wall_us(void)
 {
@@ -216,8 +210,8 @@ static void *capture_main(void *arg)
 	 * for traffic that goes on. */
 	if (atomic_load(&lc->stop) && !lc->failed_capture) {
 		char err[sizeof(lc->err)];
-		uint64_t until = mono_us() + 3000u * LIVE_BLOCK_MS;
-		while (mono_us() < until &&
+		uint64_t until = clock_mono_us() + 3000u * LIVE_BLOCK_MS;
+		while (clock_mono_us() < until &&
 		       capture_live_step(lc->cap, 2 * LIVE_BLOCK_MS, on_frame, lc, err, sizeof(err)) > 0)
 			;
 	}
@@ -237,7 +231,7 @@ static void *capture_main(void *arg)
 static void push_rows(struct worker *w)
 {
 	livecap *lc = w->lc;
-	w->pushed_us = mono_us();
+	w->pushed_us = clock_mono_us();
 	struct row_chunk *c = w->chunk;
 	if (!c || !c->n)
 		return;
@@ -353,7 +347,7 @@ static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
 	struct ring *r = &w->ring;
-	uint64_t next_sweep = mono_us() + 1000000u;
+	uint64_t next_sweep = clock_mono_us() + 1000000u;
 	bool failed = false;
 	for (;;) {
 		bool over = atomic_load(&r->over); /* read before the ring: nothing comes after */
@@ -362,7 +356,7 @@ static void *worker_main(void *arg)
 			failed = true;
 			break;
 		}
-		uint64_t now = mono_us();
+		uint64_t now = clock_mono_us();
 		if (now >= next_sweep) { /* time goes on without packets: idle flows end */
 			next_sweep = now + 1000000u;
 			if (engine_expire_at(w->eng, wall_us()) != 0) {

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "config.h"
 #include "pg.h"
 #include "spool.h"
@@ -31,12 +32,7 @@ struct pgsink {
 	char err[1200];
 };
 
-static uint64_t mono_ms(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000u + (uint64_t)t.tv_nsec / 1000000u;
-}
+static uint64_t mono_ms(void) { return clock_mono_us() / 1000u; }
 
 /* The server went away (or never came): keep spooling and try again later. */
 static void lost(pgsink *p, const char *why)

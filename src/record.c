@@ -1,8 +1,9 @@
-/* The flow record: built from a flow when it is written (verdicts become labels: the limit ->
- * class and standard mapping), and the flows table's columns as data. */
+/* The flow record: built from a flow when it is written (verdicts become labels, classify.c),
+ * and the flows table's columns as data. */
 #include "record.h"
 
 #include <arpa/inet.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "classify.h"
@@ -48,8 +49,7 @@ static void side_syn_record(const struct side *sd, struct side_record *r)
 	r->bytes = (int64_t)sd->bytes;
 }
 
-/* The verdict on a first flight and its evidence; the limit gives the class (exact for cwnd,
- * a lower bound for rwnd, nagle, app and ambiguous) and, when exact, the standard. */
+/* The verdict on a first flight and its evidence, and its labels (classify_flight). */
 static void side_flight_record(const struct flow *f, int sender, struct side_record *r)
 {
 	struct ff_verdict v;
@@ -66,22 +66,8 @@ static void side_flight_record(const struct flow *f, int sender, struct side_rec
 	r->iw_end = (uint8_t)v.end;
 	r->iw_next = (uint8_t)(data ? v.next : FF_NEXT_NONE);
 	r->iw_pause_us = data && v.pause_us >= 0 ? v.pause_us : NULL64;
-	r->iw_std = STD_NULL;
-	r->iw_class[0] = '\0';
-	switch (v.limit) {
-	case LIMIT_CWND:
-		classify_iw_class(r->iw_class, sizeof(r->iw_class), v.segs, 1);
-		r->iw_std = (uint8_t)classify_iw_std_of(v.segs, v.bytes, v.smss);
-		break;
-	case LIMIT_APP:
-	case LIMIT_RWND:
-	case LIMIT_NAGLE:
-	case LIMIT_AMBIGUOUS:
-		classify_iw_class(r->iw_class, sizeof(r->iw_class), v.segs, 0);
-		break;
-	default:
-		break;
-	}
+	r->iw_std = (uint8_t)classify_flight(v.limit, v.segs, v.bytes, v.smss, r->iw_class,
+	                                     sizeof(r->iw_class));
 }
 
 /* Dotted quad by hand (glibc's inet_ntop formats IPv4 with sprintf; this runs twice per flow
@@ -107,7 +93,7 @@ static void addr_text(int ver, const struct ip_addr *a, char *buf, size_t len)
 		buf[0] = '\0';
 }
 
-void record_build(const struct flow *f, struct flow_record *r)
+void record_build(const struct flow *f, const char *asked_name, struct flow_record *r)
 {
 	r->ts_us = (int64_t)f->first_us;
 	r->ip_ver = f->ip_ver;
@@ -130,7 +116,11 @@ void record_build(const struct flow *f, struct flow_record *r)
 	r->duration_us = (int64_t)(f->last_us - f->first_us);
 	r->end_reason = f->end_reason;
 	r->dpi_method = RDPI_OFF;
-	r->app_proto[0] = r->app_category[0] = r->server_name[0] = '\0';
+	r->app_proto[0] = r->app_category[0] = '\0';
+	if (asked_name) /* the name the client asked for comes before nDPI's (dpi_finish) */
+		snprintf(r->server_name, sizeof(r->server_name), "%s", asked_name);
+	else
+		r->server_name[0] = '\0';
 	r->flow_key = (int64_t)f->key;
 	r->update = f->written;
 }

@@ -1,7 +1,9 @@
 /* The DPI-and-sinks stage. The engine's thread fills batches of messages (payload packets for
  * nDPI, flow records); full batches pass to this thread through a short bounded queue, so the
  * locks are taken once per batch, not per packet. Per flow the stage keeps nDPI's state by the
- * engine's flow slot: the same packets in the same order as without it, so the same verdicts. */
+ * engine's flow slot: the same packets in the same order as without it, so the same verdicts.
+ * While the stage has a backlog, the reading thread inspects some new flows itself; which ones
+ * follows a model of that backlog (config.h), kept here on the reading thread's side. */
 #include "stage.h"
 
 #include <pthread.h>
@@ -41,10 +43,20 @@ struct stage {
 	bool dpi_settled; /* the stage's nDPI start-up is over */
 	struct batch *queue_head, *queue_tail, *free_list;
 	struct batch *pool;    /* STAGE_BATCHES batches in huge pages, handed out in order */
-	unsigned queued, allocated;
+	unsigned allocated;
 	bool stopping;
 	atomic_int failed;
-	struct batch *filling; /* the engine thread's */
+	/* the engine thread's */
+	struct batch *filling;
+	unsigned dpi_max;          /* payload packets per flow the stage's nDPI may see; 0: no nDPI */
+	dpi_ctx *local;            /* nDPI of the reading thread's own for a share of the flows,
+	                            * opened for the first of them (a small capture never needs it) */
+	bool local_failed;         /* ... and it could not be: the stage does all */
+	uint64_t local_peak;       /* its peak of flow states, kept when it is closed */
+	uint64_t backlog;          /* the stage's modelled backlog, cycles (config.h) */
+	uint64_t dpi_cost_sum;     /* modelled cycles of every nDPI call so far: their mean per flow
+	                            * is what a new flow is expected to cost */
+	uint64_t flows;            /* flows begun */
 	/* the stage thread's */
 	dpi_ctx *dpi;
 	struct sink *sinks;
@@ -83,7 +95,6 @@ static void hand_over(stage *s)
 	else
 		s->queue_head = b;
 	s->queue_tail = b;
-	s->queued++;
 	pthread_cond_signal(&s->cv_empty);
 	pthread_mutex_unlock(&s->mu);
 }
@@ -106,7 +117,8 @@ static struct msg *reserve(stage *s, uint32_t type, uint64_t key, uint64_t ts_us
 	return m;
 }
 
-int stage_packet(stage *s, uint32_t slot, const uint8_t *ip, uint32_t ip_cap, uint64_t ts_us)
+/* One payload packet for the stage's nDPI of the flow in the flow table's slot. */
+static int put_packet(stage *s, uint32_t slot, const uint8_t *ip, uint32_t ip_cap, uint64_t ts_us)
 {
 	if (atomic_load_explicit(&s->failed, memory_order_relaxed))
 		return -1;
@@ -129,16 +141,6 @@ static int put_record(stage *s, uint32_t type, uint32_t slot, const struct flow_
 	return 0;
 }
 
-int stage_record(stage *s, uint32_t slot, const struct flow_record *rec)
-{
-	return put_record(s, MSG_FINAL, slot, rec);
-}
-
-int stage_row(stage *s, const struct flow_record *rec)
-{
-	return put_record(s, MSG_ROW, 0, rec);
-}
-
 int stage_tick(stage *s)
 {
 	if (atomic_load(&s->failed))
@@ -146,6 +148,119 @@ int stage_tick(stage *s)
 	reserve(s, MSG_TICK, 0, 0, 0);
 	hand_over(s);
 	return 0;
+}
+
+/* ---- the reading thread's share of nDPI: the backlog model ------------------------------- */
+
+/* Work handed to the stage, and work the reading thread does meanwhile (config.h). */
+static void stage_work(stage *s, uint64_t cycles)
+{
+	s->backlog += cycles;
+	if (s->backlog > STAGE_BACKLOG_MAX)
+		s->backlog = STAGE_BACKLOG_MAX;
+}
+
+static void own_work(stage *s, uint64_t cycles)
+{
+	s->backlog = s->backlog > cycles ? s->backlog - cycles : 0;
+}
+
+static uint64_t dpi_cost(const struct pkt *p)
+{
+	return COST_DPI + (uint64_t)COST_DPI_BYTE * p->payload_cap;
+}
+
+/* Waits until the stage's nDPI has started (or failed to), so that no two nDPI start-ups run
+ * at once: nDPI does not promise that they may. */
+static void dpi_wait(stage *s)
+{
+	pthread_mutex_lock(&s->mu);
+	while (!s->dpi_settled)
+		pthread_cond_wait(&s->cv_dpi, &s->mu);
+	pthread_mutex_unlock(&s->mu);
+}
+
+/* Whether the reading thread has an nDPI context, opening it when it first takes a flow
+ * (false if it cannot be opened). */
+static bool local_dpi(stage *s)
+{
+	if (!s->local && !s->local_failed) {
+		dpi_wait(s); /* one nDPI start-up at a time */
+		if (!(s->local = dpi_open(s->dpi_max)))
+			s->local_failed = true;
+	}
+	return s->local != NULL;
+}
+
+/* The reading thread's nDPI, closed (its peak kept) while the stage still drains. */
+static void close_local(stage *s)
+{
+	if (!s->local)
+		return;
+	uint64_t live, inspected;
+	dpi_stats(s->local, &live, &s->local_peak, &inspected);
+	dpi_close(s->local);
+	s->local = NULL;
+}
+
+void stage_own_packet(stage *s)
+{
+	own_work(s, COST_PACKET);
+}
+
+void stage_begin_flow(stage *s, struct flow *f, uint64_t packets)
+{
+	s->flows++;
+	if (!s->dpi_max)
+		return;
+	/* while the stage has work queued, this thread inspects the new flow itself; the flow's
+	 * expected nDPI work counts at once, where it will run */
+	uint64_t expect = s->dpi_cost_sum / s->flows;
+	f->dpi_here = s->backlog > STAGE_BACKLOG_BUSY && packets > STAGE_LOCAL_AFTER && local_dpi(s);
+	if (f->dpi_here)
+		own_work(s, expect);
+	else
+		stage_work(s, expect);
+}
+
+dpi_ctx *stage_local_dpi(const stage *s, const struct flow *f)
+{
+	return f->dpi_here ? s->local : NULL;
+}
+
+int stage_inspect(stage *s, struct flow *f, const struct pkt *p)
+{
+	if (f->dpi_here) {
+		if (dpi_wants(p) && !dpi_decided(&f->dpi)) {
+			dpi_packet(s->local, &f->dpi, p->ip_hdr, p->ip_cap, p->ts_us);
+			s->dpi_cost_sum += dpi_cost(p);
+		}
+		return 0;
+	}
+	if (!s->dpi_max || f->dpi_sent >= s->dpi_max || !dpi_wants(p))
+		return 0;
+	f->dpi_sent++;
+	s->dpi_cost_sum += dpi_cost(p);
+	return put_packet(s, f->self, p->ip_hdr, p->ip_cap, p->ts_us);
+}
+
+int stage_flow_end(stage *s, struct flow *f, struct flow_record *rec)
+{
+	if (f->dpi_here) {
+		dpi_finish(s->local, &f->dpi, rec);
+		stage_work(s, COST_ROW);
+		return put_record(s, MSG_ROW, 0, rec);
+	}
+	stage_work(s, COST_ROW);
+	return put_record(s, MSG_FINAL, f->self, rec);
+}
+
+uint64_t stage_local_peak(const stage *s)
+{
+	uint64_t live = 0, peak = s->local_peak, inspected = 0;
+	if (s->local)
+		dpi_stats(s->local, &live, &peak, &inspected);
+	return peak;
 }
 
 /* ---- the stage thread ---------------------------------------------------------------------- */
@@ -179,20 +294,18 @@ static void state_clear(stage *s, struct dpi_state *st)
 	memset(st, 0, sizeof(*st));
 }
 
-static void to_sinks(stage *s, struct flow_record *rec)
+static void to_sinks(stage *s, const struct flow_record *rec)
 {
-	for (unsigned i = 0; i < s->nsinks && !atomic_load(&s->failed); i++)
-		if (s->sinks[i].ops->flow(s->sinks[i].self, rec) != 0)
-			atomic_store(&s->failed, 1);
+	if (sinks_flow(s->sinks, s->nsinks, rec) != 0)
+		atomic_store(&s->failed, 1);
 }
 
 static void handle(stage *s, const struct msg *m)
 {
 	const uint8_t *body = (const uint8_t *)(m + 1);
 	if (m->type == MSG_TICK) {
-		for (unsigned i = 0; i < s->nsinks && !atomic_load(&s->failed); i++)
-			if (s->sinks[i].ops->tick(s->sinks[i].self) != 0)
-				atomic_store(&s->failed, 1);
+		if (sinks_tick(s->sinks, s->nsinks) != 0)
+			atomic_store(&s->failed, 1);
 		return;
 	}
 	if (m->type == MSG_PACKET) {
@@ -251,7 +364,6 @@ static void *run(void *arg)
 		s->queue_head = b->next;
 		if (!s->queue_head)
 			s->queue_tail = NULL;
-		s->queued--;
 		pthread_mutex_unlock(&s->mu);
 		for (size_t off = 0; off < b->used;) {
 			const struct msg *m = (const struct msg *)(b->data + off);
@@ -267,14 +379,6 @@ static void *run(void *arg)
 	}
 }
 
-void stage_dpi_wait(stage *s)
-{
-	pthread_mutex_lock(&s->mu);
-	while (!s->dpi_settled)
-		pthread_cond_wait(&s->cv_dpi, &s->mu);
-	pthread_mutex_unlock(&s->mu);
-}
-
 stage *stage_start(dpi_ctx *dpi, struct sink *sinks, unsigned nsinks)
 {
 	stage *s = calloc(1, sizeof(*s));
@@ -287,6 +391,7 @@ stage *stage_start(dpi_ctx *dpi, struct sink *sinks, unsigned nsinks)
 		return NULL;
 	}
 	s->dpi = dpi;
+	s->dpi_max = dpi ? dpi_max_packets(dpi) : 0;
 	s->sinks = sinks;
 	s->nsinks = nsinks;
 	pthread_mutex_init(&s->mu, NULL);
@@ -315,6 +420,7 @@ int stage_stop(stage *s)
 {
 	if (!s)
 		return 0;
+	close_local(s);
 	hand_over(s);
 	pthread_mutex_lock(&s->mu);
 	s->stopping = true;

@@ -17,6 +17,7 @@
 
 #include <sqlite3.h>
 
+#include "clock.h"
 #include "config.h"
 #include "record_columns.h"
 #include "schema.h"
@@ -40,7 +41,7 @@ struct store {
 	                          * check */
 	bool rollback_journal;   /* that load runs in rollback-journal mode, WAL again after it */
 	bool read_as_upgraded;   /* a read of an older schema through TEMP views (read-only file) */
-	struct timespec last_commit;
+	uint64_t last_commit_us;  /* monotonic */
 	int64_t replaced_runs, replaced_flows; /* --replace: what the run took the place of */
 };
 
@@ -515,7 +516,7 @@ int store_commit(store *s)
 	}
 	s->in_txn = false;
 	s->pending = 0;
-	clock_gettime(CLOCK_MONOTONIC, &s->last_commit);
+	s->last_commit_us = clock_mono_us();
 	return 0;
 }
 
@@ -642,7 +643,7 @@ static int sink_begin(void *self, const struct run_info *run)
 		    prepare_insert(s, false) != 0)
 			return -1;
 	}
-	clock_gettime(CLOCK_MONOTONIC, &s->last_commit);
+	s->last_commit_us = clock_mono_us();
 	return 0;
 }
 
@@ -701,10 +702,7 @@ static int sink_flow(void *self, const struct flow_record *r)
 static int sink_tick(void *self)
 {
 	store *s = self;
-	struct timespec now;
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	if (s->in_txn && (now.tv_sec - s->last_commit.tv_sec) * 1000000000L +
-	                 (now.tv_nsec - s->last_commit.tv_nsec) >= 1000000000L)
+	if (s->in_txn && clock_mono_us() - s->last_commit_us >= 1000000u)
 		return store_commit(s);
 	return 0;
 }

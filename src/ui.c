@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include "classify.h"
+#include "clock.h"
 
 #define IW_MAX 101          /* IW1..IW100, then one bucket for more */
 #define MAX_SERVERS 4096
@@ -76,7 +77,7 @@ struct ui {
 	uint64_t packets, last_packets, last_flows;
 	uint32_t open_flows;
 	double pkt_rate, flow_rate;
-	struct timespec last_draw;
+	uint64_t last_draw_us;  /* monotonic */
 	bool paused, help, editing;
 	const char *note;
 	char filter[64];
@@ -256,7 +257,7 @@ ui *ui_open(const struct ui_opts *o)
 	} else {
 		u->o.color = false;
 	}
-	clock_gettime(CLOCK_MONOTONIC, &u->last_draw);
+	u->last_draw_us = clock_mono_us();
 	return u;
 }
 
@@ -698,15 +699,14 @@ static void draw_title(ui *u, int cols)
 
 void ui_draw(ui *u, bool force)
 {
-	struct timespec now;
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	double dt = (double)(now.tv_sec - u->last_draw.tv_sec) + (double)(now.tv_nsec - u->last_draw.tv_nsec) / 1e9;
+	uint64_t now = clock_mono_us();
+	double dt = (double)(now - u->last_draw_us) / 1e6;
 	if (dt >= 0.2) {
 		u->pkt_rate = (double)(u->packets - u->last_packets) / dt;
 		u->flow_rate = (double)(u->flows - u->last_flows) / dt;
 		u->last_packets = u->packets;
 		u->last_flows = u->flows;
-		u->last_draw = now;
+		u->last_draw_us = now;
 	}
 	if (u->paused && !force)
 		return;

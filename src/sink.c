@@ -1,0 +1,18 @@
+/* The sinks as one: what the engine (one thread) and the stage (two) hand to each of them. */
+#include "sink.h"
+
+int sinks_flow(struct sink *sinks, unsigned n, const struct flow_record *rec)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (sinks[i].ops->flow(sinks[i].self, rec) != 0)
+			return -1;
+	return 0;
+}
+
+int sinks_tick(struct sink *sinks, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (sinks[i].ops->tick(sinks[i].self) != 0)
+			return -1;
+	return 0;
+}
