@@ -54,8 +54,6 @@ struct run_state {
 	uint64_t idle_pkts, idle_since_us, idle_capture_us;
 };
 
-static int tick_sinks(struct run_state *rs) { return engine_tick(rs->eng); }
-
 static int on_packet(void *arg, int dlt, const uint8_t *data, uint32_t caplen, uint32_t wirelen,
                      uint64_t ts_us)
 {
@@ -66,7 +64,7 @@ static int on_packet(void *arg, int dlt, const uint8_t *data, uint32_t caplen, u
 	}
 	if (++rs->since_tick >= 8192) {
 		rs->since_tick = 0;
-		if (tick_sinks(rs) != 0) {
+		if (engine_tick(rs->eng) != 0) {
 			rs->sink_failed = 1;
 			return -1;
 		}
@@ -96,7 +94,7 @@ static int on_idle(void *arg, bool silent)
 	rs->since_tick = 0;
 	if ((silent && live_clock &&
 	     engine_expire_at(rs->eng, rs->idle_capture_us + (now - rs->idle_since_us)) != 0) ||
-	    tick_sinks(rs) != 0) {
+	    engine_tick(rs->eng) != 0) {
 		rs->sink_failed = 1;
 		return -1;
 	}
@@ -220,14 +218,6 @@ static unsigned skipped_idle(const capture_replay *replay, char *d, size_t len)
 	return gaps;
 }
 
-static int tick_all(struct sink *sinks, unsigned n)
-{
-	for (unsigned i = 0; i < n; i++)
-		if (sinks[i].ops->tick(sinks[i].self) != 0)
-			return -1;
-	return 0;
-}
-
 /* The live loop, on this thread while others capture and analyse (livecap.c): rows to the
  * sinks as they come, commits every second, the dashboard redrawn every refresh interval.
  * The capture's own end (an error, -c) or a stop ends it; then every open flow is written and
@@ -245,7 +235,7 @@ static int watch(const struct config *cfg, struct run_state *rs, livecap *lc, ui
 		uint64_t now = clock_mono_us();
 		if (now - last_tick >= 1000000u) {
 			last_tick = now;
-			if (tick_all(rs->sinks, rs->nsinks) != 0) {
+			if (sinks_tick(rs->sinks, rs->nsinks) != 0) {
 				rs->sink_failed = 1;
 				break;
 			}
@@ -269,7 +259,7 @@ static int watch(const struct config *cfg, struct run_state *rs, livecap *lc, ui
 	/* everything captured so far is analysed and written, whatever ended the capture */
 	if (livecap_finish(lc, rs->sinks, rs->sink_failed ? 0 : rs->nsinks, run) != 0)
 		rs->sink_failed = 1;
-	if (!rs->sink_failed && tick_all(rs->sinks, rs->nsinks) != 0)
+	if (!rs->sink_failed && sinks_tick(rs->sinks, rs->nsinks) != 0)
 		rs->sink_failed = 1;
 	if (livecap_error(lc) && !rs->sink_failed) {
 		fprintf(stderr, "iwscope: %s: %s\n", cfg->iface, livecap_error(lc));
@@ -294,7 +284,7 @@ static int stream(const struct config *cfg, struct run_state *rs, capture_replay
 				break; /* a sink failed or the replay ended */
 			/* the replay ended: show every flow and keep the dashboard until q */
 			ended = true;
-			if (engine_flush(rs->eng, END_CAPTURE) != 0 || tick_sinks(rs) != 0) {
+			if (engine_flush(rs->eng, END_CAPTURE) != 0 || engine_tick(rs->eng) != 0) {
 				rs->sink_failed = 1;
 				break;
 			}
@@ -329,7 +319,7 @@ static int stream(const struct config *cfg, struct run_state *rs, capture_replay
 		uint64_t now = clock_mono_us();
 		if (now - last_tick >= 1000000u) {
 			last_tick = now;
-			if (tick_sinks(rs) != 0) {
+			if (engine_tick(rs->eng) != 0) {
 				rs->sink_failed = 1;
 				break;
 			}

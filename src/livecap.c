@@ -534,9 +534,7 @@ int livecap_rows(livecap *lc, struct sink *sinks, unsigned nsinks, int timeout_m
 	int rc = 0, handed = 0;
 	for (struct row_chunk *c = first; c; c = c->next)
 		for (unsigned i = 0; i < c->n && rc == 0; i++, handed++)
-			for (unsigned s = 0; s < nsinks && rc == 0; s++)
-				if (sinks[s].ops->flow(sinks[s].self, &c->rec[i]) != 0)
-					rc = -1;
+			rc = sinks_flow(sinks, nsinks, &c->rec[i]);
 	free_chunks(first);
 	if (rc != 0)
 		fail_queue(lc);

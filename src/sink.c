@@ -1,4 +1,4 @@
-/* The sinks as one: what the engine (one thread) and the stage (two) hand to each of them. */
+/* The sinks as one: what the engine, the stage and the live capture's writer hand to each. */
 #include "sink.h"
 
 int sinks_flow(struct sink *sinks, unsigned n, const struct flow_record *rec)
