@@ -7,7 +7,7 @@
 PREFIX  ?= /usr/local
 CC      ?= cc
 PKGS    := libpcap libndpi sqlite3 ncursesw libpq
-SRCS    := $(wildcard src/*.c)
+SRCS    := $(wildcard src/*.c src/*/*.c)  # src/<role>/<module>.c: README's map
 HDRS    := $(wildcard include/*.h)
 
 # Debian packages the build and the tests need (installed by `make deps` when missing).
@@ -18,7 +18,7 @@ DEB_TEST  := sqlite3 tshark tcpdump tcptrace libndpi-bin iproute2 ethtool clang 
 DEB_BENCH := tcpreplay
 
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-# libpq is compiled against but not linked: src/pg.c loads it when a postgresql:// target is used
+# libpq is compiled against but not linked: src/db/pg.c loads it when a postgresql:// target is used
 PKG_LIBS   = $(shell pkg-config --libs $(filter-out libpq,$(PKGS)) 2>/dev/null) -lm
 
 WARN     := -std=c11 -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wformat-security
@@ -45,6 +45,7 @@ $(BUILD)/schema_sql.c: schema/sqlite.sql schema/postgresql.sql schema/views.sql 
 	  sh tools/embed.sh schema_migrate_sql schema/migrate.sql; } > $@
 
 $(BUILD)/%.o: src/%.c $(HDRS) | $(BUILD)
+	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(HARDEN) $(LTO) -c $< -o $@
 
 $(BUILD)/schema_sql.o: $(BUILD)/schema_sql.c

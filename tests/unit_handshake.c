@@ -1,4 +1,4 @@
-/* Unit tests of the handshake tracker (src/handshake.c) on hand-built packets: who is the client,
+/* Unit tests of the handshake tracker (src/analysis/handshake.c) on hand-built packets: who is the client,
  * what each SYN advertised, when each step passed (and the RTT legs flight.c takes from them),
  * retransmitted SYNs and SYN-ACKs, outcomes, simultaneous open and port reuse. */
 #include <string.h>

@@ -36,12 +36,12 @@ def records(path, limit):
 
 @functools.lru_cache(maxsize=None)
 def suite():
-    """The test suite's module (tests/run.py, loaded once), for its capture writers."""
-    import importlib.util
-    spec = importlib.util.spec_from_file_location("suite", os.path.join(ROOT, "tests", "run.py"))
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    """The tests' capture writers (tests/helpers.py, tests/hostile.py), loaded once."""
+    sys.path.insert(0, os.path.join(ROOT, "tests"))
+    import types
+    import helpers
+    import hostile
+    return types.SimpleNamespace(pcapng=hostile.pcapng, first_payload=helpers.first_payload)
 
 
 def seed(target, corpus):
