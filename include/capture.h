@@ -83,10 +83,6 @@ capture_live *capture_live_open(const struct live_opts *o, char *err, size_t err
 int capture_live_step(capture_live *c, int timeout_ms, capture_fn fn, void *arg, char *err,
                       size_t errlen);
 
-/* The longest time capture_live_step spent handing packets over (fn included): the
- * longest the kernel's ring was not read while packets waited in it. */
-uint64_t capture_live_busiest(const capture_live *c);
-
 /* The interface's link type (DLT_*). */
 int capture_live_dlt(const capture_live *c);
 

@@ -45,7 +45,8 @@ const char *livecap_error(const livecap *lc);
 /* Packets analysed and flows open now, over all workers (for the dashboard). */
 void livecap_counters(const livecap *lc, uint64_t *packets, uint32_t *open_flows);
 
-/* The longest the capture thread kept the kernel's ring waiting, microseconds. */
+/* The longest the capture thread waited for room in a worker's ring (the only time it does
+ * not read the kernel's ring), microseconds; 0 when it never had to. */
 uint64_t livecap_longest_stall(const livecap *lc);
 
 /* Most nDPI flow states alive at once, summed over the workers (0 without nDPI). */

@@ -306,7 +306,6 @@ struct capture_live {
 	int dlt;
 	int fd;
 	int snaplen, buffer_kib; /* as asked of libpcap: -s and -B, or the defaults */
-	uint64_t busiest_us;     /* the longest time between two looks at the kernel's ring */
 };
 
 void capture_live_settings(const capture_live *c, int *snaplen, int *buffer_kib)
@@ -397,12 +396,8 @@ int capture_live_step(capture_live *c, int timeout_ms, capture_fn fn, void *arg,
 	struct pollfd pfd = { c->fd, POLLIN, 0 };
 	if (c->fd >= 0 && poll(&pfd, 1, timeout_ms) <= 0)
 		return 0;
-	uint64_t t0 = clock_mono_us();
 	struct dispatch_ctx d = { fn, arg, c->dlt, 0 };
 	int n = pcap_dispatch(c->pc, -1, on_live_packet, (u_char *)&d);
-	uint64_t busy = clock_mono_us() - t0;
-	if (busy > c->busiest_us)
-		c->busiest_us = busy;
 	if (n < 0 && n != PCAP_ERROR_BREAK) {
 		snprintf(err, errlen, "%s", pcap_geterr(c->pc));
 		return -1;
@@ -418,8 +413,6 @@ void capture_live_stats(capture_live *c, int64_t *received, int64_t *dropped)
 		*dropped = (int64_t)st.ps_drop + st.ps_ifdrop;
 	}
 }
-
-uint64_t capture_live_busiest(const capture_live *c) { return c->busiest_us; }
 
 int capture_live_dlt(const capture_live *c) { return c->dlt; }
 

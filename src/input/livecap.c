@@ -86,7 +86,7 @@ struct livecap {
 	bool started;
 	_Atomic bool stop;          /* the caller asks the capture to end */
 	_Atomic bool capture_over;  /* the capture thread is done */
-	_Atomic uint64_t stall_us;  /* the longest stall so far */
+	_Atomic uint64_t stall_us;  /* the longest the capture waited for room in a worker's ring */
 	char err[512];              /* the capture's error, set before capture_over */
 	bool failed_capture;
 	/* the row queue */
@@ -143,20 +143,29 @@ static void wake(struct ring *r)
 	}
 }
 
-/* Copies one frame into r, waiting while r is full (the worker is behind). */
+/* Copies one frame into r, waiting while r is full (the worker is behind): the capture's only
+ * stall, the longest of which is kept in *stall_us. */
 static void ring_put(struct ring *r, const uint8_t *data, uint32_t caplen, uint32_t wirelen,
-                     uint64_t ts_us)
+                     uint64_t ts_us, _Atomic uint64_t *stall_us)
 {
 	uint64_t need = sizeof(struct frame) + ((caplen + FRAME_ALIGN - 1) & ~(uint64_t)(FRAME_ALIGN - 1));
 	uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
 	uint64_t at = head & (r->size - 1), room_to_end = r->size - at;
 	uint64_t wrap = room_to_end < need ? room_to_end : 0;
+	uint64_t waited_from = 0;
 	while (r->size - (head - atomic_load_explicit(&r->tail, memory_order_acquire)) < need + wrap) {
 		if (atomic_load(&r->closed))
 			return;
+		if (!waited_from)
+			waited_from = clock_mono_us();
 		wake(r);
 		struct timespec w = { 0, 20000 };
 		nanosleep(&w, NULL);
+	}
+	if (waited_from) {
+		uint64_t waited = clock_mono_us() - waited_from;
+		if (waited > atomic_load_explicit(stall_us, memory_order_relaxed))
+			atomic_store_explicit(stall_us, waited, memory_order_relaxed);
 	}
 	if (wrap) {
 		struct frame *m = (struct frame *)(r->buf + at);
@@ -180,7 +189,7 @@ static int on_frame(void *arg, int dlt, const uint8_t *data, uint32_t caplen, ui
 	struct worker *w = &lc->workers[worker_of(lc, data, caplen)];
 	if (caplen > w->ring.size / 4)
 		caplen = (uint32_t)(w->ring.size / 4); /* never: the snaplen is far smaller */
-	ring_put(&w->ring, data, caplen, wirelen, ts_us);
+	ring_put(&w->ring, data, caplen, wirelen, ts_us, &lc->stall_us);
 	if (++lc->routed % 64 == 0)
 		wake(&w->ring);
 	return lc->max_packets && lc->routed >= lc->max_packets ? -1 : 0;
@@ -192,9 +201,6 @@ static void *capture_main(void *arg)
 	while (!atomic_load(&lc->stop)) {
 		char err[sizeof(lc->err)] = "";
 		int n = capture_live_step(lc->cap, WAIT_MS, on_frame, lc, err, sizeof(err));
-		uint64_t busiest = capture_live_busiest(lc->cap);
-		if (busiest > atomic_load_explicit(&lc->stall_us, memory_order_relaxed))
-			atomic_store_explicit(&lc->stall_us, busiest, memory_order_relaxed);
 		for (unsigned i = 0; i < lc->nworkers; i++)
 			wake(&lc->workers[i].ring);
 		if (n < 0) {
