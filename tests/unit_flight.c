@@ -325,7 +325,8 @@ static void rwnd_full(void)
 }
 
 /* Not rwnd: one more segment would not have fitted the window (a loopback window of one
- * segment), but the next data waited for the client's request: the flight stopped on its own. */
+ * segment), but the flight ended short and its next data waited for the client's request:
+ * it stopped on its own. */
 static void rwnd_but_app(void)
 {
 	struct conn c;
@@ -336,6 +337,27 @@ static void rwnd_but_app(void)
 	data(&c, 0, 91 * MS, 100, 0);
 	data(&c, 1, 121 * MS, 1448, 0);
 	VERDICT(c, 1, LIMIT_APP, 1, FF_END_TSECR, FF_NEXT_REQUEST);
+}
+
+
+/* rwnd, though the next data came late: the receiver's application reads late, so its window
+ * update (and S's next data) comes 150 ms after the flight, over 1.5 handshake RTTs; the
+ * flight ended on a full segment, so S had more. */
+static void rwnd_late_update(void)
+{
+	struct conn c;
+	handshake(&c, true, 30 * MS, 100);
+	c.win[0] = 4 * 1448;
+	data(&c, 0, 31 * MS, 100, 0);
+	for (int i = 0; i < 4; i++)
+		data(&c, 1, 61 * MS + (uint64_t)i * 100, 1448, 0);
+	c.win[0] = 0;
+	ack(&c, 0, 62 * MS);           /* zero window: R's application has not read */
+	c.win[0] = 4 * 1448;
+	ack(&c, 0, 210 * MS);          /* window update once it reads */
+	for (int i = 0; i < 4; i++)
+		data(&c, 1, 211 * MS + (uint64_t)i * 100, 1448, 0);
+	VERDICT(c, 1, LIMIT_RWND, 4, FF_END_TSECR, FF_NEXT_LATE);
 }
 
 /* Loss: flight-1 bytes sent again. */
@@ -551,6 +573,7 @@ void test_flight(void)
 	ambiguous_slow_synack();
 	rwnd_full();
 	rwnd_but_app();
+	rwnd_late_update();
 	loss_retransmission();
 	super_packets();
 	tfo();

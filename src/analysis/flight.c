@@ -413,13 +413,16 @@ void flight_verdict(const struct flow *f, int sender, struct ff_verdict *v)
 		v->bytes = ff->gap_bytes;
 		return;
 	}
-	/* R's window stopped the flight only if S had more to send then: its next data came on
-	 * an ACK (a window update) or a timer. A flight whose next data waited for R's request
-	 * stopped on its own, however little room one more segment would have found (a 4-byte
-	 * greeting against a loopback window of one 65 KB segment is no window-limited flight). */
+	/* R's window stopped the flight only if S had more to send: the flight ended on a
+	 * full-sized segment, or its next data came on an ACK or a timer. A short last segment
+	 * followed by a request, nothing, or a long silence was all S had, however little room
+	 * one more segment would have found (a 4-byte greeting against a loopback window of one
+	 * 65 KB segment is no window-limited flight). Linux does end a window-limited flight on
+	 * a short segment (the truth lab's 8 KB receive buffer), so neither test alone will do. */
 	uint32_t rwnd;
-	if ((v->next == FF_NEXT_ACK || v->next == FF_NEXT_TIMER) && receiver_window(ff, r, s, &rwnd) &&
-	    (uint64_t)ff->bytes + m > rwnd && ff->bytes <= rwnd) {
+	bool had_more = ends_full(ff, m) || v->next == FF_NEXT_ACK || v->next == FF_NEXT_TIMER;
+	if (had_more && receiver_window(ff, r, s, &rwnd) && (uint64_t)ff->bytes + m > rwnd &&
+	    ff->bytes <= rwnd) {
 		v->limit = LIMIT_RWND;
 		return;
 	}
