@@ -42,6 +42,10 @@ int livecap_finish(livecap *lc, struct sink *sinks, unsigned nsinks, struct run_
 /* The capture's error (libpcap's words), or NULL. */
 const char *livecap_error(const livecap *lc);
 
+/* Why the workers failed (livecap_rows or livecap_finish gave -1 without a sink failing), or
+ * NULL. */
+const char *livecap_failure(livecap *lc);
+
 /* Packets analysed and flows open now, over all workers (for the dashboard). */
 void livecap_counters(const livecap *lc, uint64_t *packets, uint32_t *open_flows);
 

@@ -128,3 +128,28 @@ def t_threads_range(binary, tmp):
         assert err.count("\n") == 1 and "--threads" in err, err
     db = analyse(binary, [truth_pcap()], tmp, ["--threads", "16"], "t16.db")
     eq(count_rows(db) > 0, True, "--threads 16 on a file")
+
+
+@test("live-interface-gone", ("release", "asan"))
+def t_live_gone(binary, tmp):
+    """The interface disappears under a live capture: one line naming it, exit 2, and the run
+    recorded as failed (not complete), with what was analysed kept."""
+    need_root()
+    ns = "iwgone%d" % os.getpid()
+    db = os.path.join(tmp, "gone.db")
+    subprocess.run(["ip", "netns", "add", ns], check=True)
+    try:
+        for cmd in (["ip", "link", "add", "a0", "type", "veth", "peer", "name", "b0"],
+                    ["ip", "link", "set", "a0", "up"], ["ip", "link", "set", "b0", "up"]):
+            subprocess.run(["ip", "netns", "exec", ns] + cmd, check=True)
+        cap = subprocess.Popen(["ip", "netns", "exec", ns, binary, "-i", "a0", "--no-ui", "-o", db],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=ENV)
+        wait_for(lambda: count_rows(db, "SELECT count(*) FROM runs") == 1, 15, "the run row")
+        subprocess.run(["ip", "netns", "exec", ns, "ip", "link", "del", "a0"], check=True)
+        _, err = cap.communicate(timeout=20)
+    finally:
+        subprocess.run(["ip", "netns", "del", ns])
+    eq(cap.returncode, 2, "exit when the interface went away: " + err)
+    first = err.splitlines()[0]
+    assert first.startswith("iwscope: a0: ") and "disappeared" in first, err
+    eq(rows(db, "SELECT status FROM runs")[0]["status"], "failed", "the run's status")

@@ -568,11 +568,12 @@ int analyse_run(struct config *cfg)
 	run.skipped_files = cr.files_failed;
 	/* what happened, as the exit status says it: a file that could not be read whole (missing,
 	 * cut short, unsupported) fails the run, whose rows are kept all the same */
-	run.status = rs.sink_failed ? "failed"
+	run.status = rs.sink_failed || (lc && livecap_error(lc)) ? "failed"
 	             : stop_requested || rs.quit_early ? "interrupted"
 	             : cr.files_failed || cr.filter_error ? "failed" : "complete";
 	if (rs.sink_failed) {
 		fprintf(stderr, "iwscope: %s\n", dpi && !dpi_ready(dpi) ? "cannot initialise nDPI"
+		                                   : lc && livecap_failure(lc) ? livecap_failure(lc)
 		                                   : failed_sink_error(sinks, nsinks));
 		primary.ops->end(primary.self, &run); /* best effort: record the failure */
 		rc = EXIT_RUNTIME;

@@ -9,7 +9,10 @@
  * (the kernel's ring then holds the rest, and its drops are counted by libpcap).
  *
  * Workers hand finished rows over in chunks through one queue; the caller's thread gives them
- * to the sinks and commits, so a slow disk slows the queue, never the capture. */
+ * to the sinks and commits. A slow disk lengthens the queue, up to CHUNKS_QUEUED_MAX chunks
+ * (65,536 rows, some 68 MB: seconds of a busy link's flows); only past that do the workers,
+ * then the capture, wait. Each flow's row is the one of the same packets read from a file,
+ * as long as no worker's share of --flow-cap has to evict. */
 #include "livecap.h"
 
 #include <pthread.h>
@@ -36,7 +39,7 @@ _Static_assert(sizeof(struct frame) == FRAME_ALIGN, "a frame header is one align
 #define FRAME_WRAP UINT32_MAX /* caplen of a header that says: go on at the ring's start */
 
 #define ROWS_PER_CHUNK 32
-#define CHUNKS_QUEUED_MAX 8192 /* rows waiting for the sinks at most (~250k rows) */
+#define CHUNKS_QUEUED_MAX 2048 /* rows waiting for the sinks at most: 65,536 */
 #define ROWS_PUSH_US 100000u   /* a worker hands its rows over at least this often */
 #define WAIT_MS 100            /* an idle worker looks again this often */
 
@@ -95,8 +98,34 @@ struct livecap {
 	struct row_chunk *qhead, *qtail;
 	unsigned queued;
 	unsigned workers_done;
-	bool sinks_failed;
+	bool sinks_failed;          /* a sink failed: workers no longer wait for room */
+	bool worker_failed;         /* a worker could not keep a row: the run fails */
 };
+
+/* Condition variables wait on CLOCK_MONOTONIC: a step of the system clock neither stalls
+ * nor hurries them. */
+static void cond_init(pthread_cond_t *cv)
+{
+	pthread_condattr_t a;
+	pthread_condattr_init(&a);
+	pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+	pthread_cond_init(cv, &a);
+	pthread_condattr_destroy(&a);
+}
+
+/* ms from now, on the condition variables' clock. */
+static struct timespec deadline_in(long ms)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	t.tv_sec += ms / 1000;
+	t.tv_nsec += (ms % 1000) * 1000000L;
+	if (t.tv_nsec >= 1000000000L) {
+		t.tv_sec++;
+		t.tv_nsec -= 1000000000L;
+	}
+	return t;
+}
 
 static uint64_t wall_us(void)
 {
@@ -336,13 +365,7 @@ static void sleep_for_frames(struct ring *r)
 	atomic_store(&r->waiting, true);
 	if (atomic_load(&r->head) == atomic_load_explicit(&r->tail, memory_order_relaxed) &&
 	    !atomic_load(&r->over)) {
-		struct timespec until;
-		clock_gettime(CLOCK_REALTIME, &until);
-		until.tv_nsec += WAIT_MS * 1000000L;
-		if (until.tv_nsec >= 1000000000L) {
-			until.tv_sec++;
-			until.tv_nsec -= 1000000000L;
-		}
+		struct timespec until = deadline_in(WAIT_MS);
 		pthread_cond_timedwait(&r->cv, &r->mu, &until);
 	}
 	atomic_store(&r->waiting, false);
@@ -362,10 +385,13 @@ static void *worker_main(void *arg)
 			failed = true;
 			break;
 		}
+		/* Time goes on without packets: idle flows end. Not before what the kernel still
+		 * holds (a block is handed over up to LIVE_BLOCK_MS late) or this ring holds is
+		 * analysed: a flow's next packet must not come after its row. */
 		uint64_t now = clock_mono_us();
-		if (now >= next_sweep) { /* time goes on without packets: idle flows end */
+		if (now >= next_sweep && n < 4096) {
 			next_sweep = now + 1000000u;
-			if (engine_expire_at(w->eng, wall_us()) != 0) {
+			if (engine_expire_at(w->eng, wall_us() - 2000u * LIVE_BLOCK_MS) != 0) {
 				failed = true;
 				break;
 			}
@@ -380,19 +406,24 @@ static void *worker_main(void *arg)
 			sleep_for_frames(r);
 		}
 	}
-	if (failed)
+	livecap *lc = w->lc;
+	if (failed) { /* out of memory for a row: the run fails as a sink would, now */
 		atomic_store(&r->closed, true);
+		pthread_mutex_lock(&lc->qmu);
+		lc->worker_failed = true;
+		pthread_cond_signal(&lc->q_rows);
+		pthread_mutex_unlock(&lc->qmu);
+	}
 	if (!failed && engine_flush(w->eng, END_CAPTURE) != 0)
 		failed = true;
 	engine_finish(w->eng);
 	engine_stats(w->eng, &w->stats);
 	publish(w);
 	push_rows(w);
-	livecap *lc = w->lc;
 	pthread_mutex_lock(&lc->qmu);
 	lc->workers_done++;
 	if (failed)
-		lc->sinks_failed = true; /* out of memory for a row: the run fails as a sink would */
+		lc->worker_failed = true;
 	pthread_cond_signal(&lc->q_rows);
 	pthread_mutex_unlock(&lc->qmu);
 	return NULL;
@@ -446,15 +477,15 @@ livecap *livecap_start(capture_live *cap, const struct livecap_opts *o, char *er
 	lc->nworkers = n;
 	lc->max_packets = o->max_packets;
 	pthread_mutex_init(&lc->qmu, NULL);
-	pthread_cond_init(&lc->q_rows, NULL);
-	pthread_cond_init(&lc->q_room, NULL);
+	cond_init(&lc->q_rows);
+	cond_init(&lc->q_room);
 	uint32_t cap_flows = o->eo.flow_cap ? o->eo.flow_cap : FLOW_CAP_DEFAULT;
 	for (unsigned i = 0; i < n; i++) {
 		struct worker *w = &lc->workers[i];
 		w->lc = lc;
 		w->id = i;
 		pthread_mutex_init(&w->ring.mu, NULL);
-		pthread_cond_init(&w->ring.cv, NULL);
+		cond_init(&w->ring.cv);
 		w->ring.size = (uint64_t)LIVE_RING_KIB * 1024u;
 		w->ring.buf = aligned_alloc(FRAME_ALIGN, w->ring.size);
 		/* nDPI start-ups one after another, here: nDPI does not promise that two may overlap */
@@ -509,13 +540,7 @@ static struct row_chunk *take_rows(livecap *lc, int timeout_ms)
 {
 	pthread_mutex_lock(&lc->qmu);
 	if (!lc->qhead && timeout_ms > 0 && lc->workers_done < lc->nworkers) {
-		struct timespec until;
-		clock_gettime(CLOCK_REALTIME, &until);
-		until.tv_nsec += (long)timeout_ms * 1000000L;
-		while (until.tv_nsec >= 1000000000L) {
-			until.tv_sec++;
-			until.tv_nsec -= 1000000000L;
-		}
+		struct timespec until = deadline_in(timeout_ms);
 		pthread_cond_timedwait(&lc->q_rows, &lc->qmu, &until);
 	}
 	struct row_chunk *c = lc->qhead;
@@ -542,6 +567,10 @@ int livecap_rows(livecap *lc, struct sink *sinks, unsigned nsinks, int timeout_m
 		for (unsigned i = 0; i < c->n && rc == 0; i++, handed++)
 			rc = sinks_flow(sinks, nsinks, &c->rec[i]);
 	free_chunks(first);
+	pthread_mutex_lock(&lc->qmu);
+	if (lc->worker_failed)
+		rc = -1;
+	pthread_mutex_unlock(&lc->qmu);
 	if (rc != 0)
 		fail_queue(lc);
 	return rc ? -1 : handed;
@@ -597,12 +626,20 @@ int livecap_finish(livecap *lc, struct sink *sinks, unsigned nsinks, struct run_
 		}
 	}
 	capture_live_stats(lc->cap, &run->pcap_received, &run->pcap_dropped);
-	if (lc->sinks_failed)
+	if (lc->sinks_failed || lc->worker_failed)
 		rc = -1;
 	return rc;
 }
 
 const char *livecap_error(const livecap *lc) { return lc->failed_capture ? lc->err : NULL; }
+
+const char *livecap_failure(livecap *lc)
+{
+	pthread_mutex_lock(&lc->qmu);
+	bool failed = lc->worker_failed;
+	pthread_mutex_unlock(&lc->qmu);
+	return failed ? "out of memory for the rows of live capture" : NULL;
+}
 
 void livecap_counters(const livecap *lc, uint64_t *packets, uint32_t *open_flows)
 {
