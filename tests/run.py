@@ -12,6 +12,7 @@ that starts as helpers.py's, so a name one area file defines is seen by the othe
 import glob
 import os
 import shutil
+import signal
 import sys
 import tempfile
 import time
@@ -33,6 +34,12 @@ def load_areas():
 
 
 def main():
+    # A shell runs a command put in the background with SIGINT and SIGQUIT ignored, and every
+    # process the tests start would inherit that: the lab's servers, delay lines and tcpdump
+    # would then outlive the SIGINT that ends them (each stop waiting out its 5 s timeout). A
+    # handler of our own is reset to the default in every child.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGQUIT, lambda *_: sys.exit(131))
     args = sys.argv[1:]
     pat = args[args.index("-k") + 1] if "-k" in args else None
     tests = [t for t in load_areas() if not pat or pat in t[0]]

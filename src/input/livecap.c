@@ -91,6 +91,7 @@ struct livecap {
 	_Atomic bool capture_over;  /* the capture thread is done */
 	_Atomic uint64_t stall_us;  /* the longest the capture waited for room in a worker's ring */
 	char err[512];              /* the capture's error, set before capture_over */
+	int64_t received, dropped;  /* libpcap's counts when the capture stopped */
 	bool failed_capture;
 	/* the row queue */
 	pthread_mutex_t qmu;
@@ -250,6 +251,8 @@ static void *capture_main(void *arg)
 		       capture_live_step(lc->cap, 2 * LIVE_BLOCK_MS, on_frame, lc, err, sizeof(err)) > 0)
 			;
 	}
+	/* libpcap's counts as the reading stops: what arrives later was never the capture's */
+	capture_live_stats(lc->cap, &lc->received, &lc->dropped);
 	atomic_store(&lc->capture_over, true);
 	for (unsigned i = 0; i < lc->nworkers; i++) {
 		struct ring *r = &lc->workers[i].ring;
@@ -625,7 +628,8 @@ int livecap_finish(livecap *lc, struct sink *sinks, unsigned nsinks, struct run_
 			dpi_stats(w->dpi, &alive, &w->dpi_peak, &inspected);
 		}
 	}
-	capture_live_stats(lc->cap, &run->pcap_received, &run->pcap_dropped);
+	run->pcap_received = lc->received;
+	run->pcap_dropped = lc->dropped;
 	if (lc->sinks_failed || lc->worker_failed)
 		rc = -1;
 	return rc;
