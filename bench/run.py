@@ -91,8 +91,8 @@ def main():
     subprocess.run([GEN, big, "25000", "100"] + srcs, check=True)
     subprocess.run([GEN, hdr, "25000", "100", "96"] + srcs, check=True)
     subprocess.run([GEN, long4, "100000", "100", "96"] + srcs, check=True)
-    import run as suite  # the test suite's SYN-flood writer
-    suite.syn_flood(flood, 1000000)
+    import hostile  # the tests' SYN-flood writer
+    hostile.syn_flood(flood, 1000000)
     db = os.path.join(d, "bench.db")
 
     def clean():
