@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -33,13 +32,6 @@ static void on_signal(int sig)
 {
 	(void)sig;
 	stop_requested = 1;
-}
-
-static int64_t now_us(void)
-{
-	struct timeval tv;
-	gettimeofday(&tv, NULL);
-	return (int64_t)tv.tv_sec * 1000000 + tv.tv_usec;
 }
 
 struct run_state {
@@ -87,9 +79,7 @@ static int on_idle(void *arg, bool silent)
 		rs->idle_since_us = now - (silent ? CAPTURE_IDLE_MS * 1000u : 0);
 		rs->idle_capture_us = engine_now(rs->eng);
 	}
-	struct timeval tv;
-	gettimeofday(&tv, NULL);
-	int64_t wall = (int64_t)tv.tv_sec * 1000000 + tv.tv_usec, cap = (int64_t)rs->idle_capture_us;
+	int64_t wall = clock_wall_us(), cap = (int64_t)rs->idle_capture_us;
 	bool live_clock = cap > wall - 5000000 && cap < wall + 5000000;
 	rs->since_tick = 0;
 	if ((silent && live_clock &&
@@ -218,6 +208,22 @@ static unsigned skipped_idle(const capture_replay *replay, char *d, size_t len)
 	return gaps;
 }
 
+/* The dashboard's turn in a capture loop: its keys, the counters, a redraw every refresh
+ * interval or after a key. The key's action; nothing is drawn after UI_QUIT. */
+static enum ui_action dashboard_turn(ui *dash, uint64_t packets, uint32_t open_flows, uint64_t now,
+                                     uint64_t refresh, uint64_t *last_draw)
+{
+	enum ui_action a = ui_keys(dash);
+	if (a == UI_QUIT)
+		return a;
+	ui_counters(dash, packets, open_flows);
+	if (now - *last_draw >= refresh || a != UI_NONE) {
+		ui_draw(dash, a != UI_NONE);
+		*last_draw = now;
+	}
+	return a;
+}
+
 /* The live loop, on this thread while others capture and analyse (livecap.c): rows to the
  * sinks as they come, commits every second, the dashboard redrawn every refresh interval.
  * The capture's own end (an error, -c) or a stop ends it; then every open flow is written and
@@ -241,18 +247,12 @@ static int watch(const struct config *cfg, struct run_state *rs, livecap *lc, ui
 			}
 		}
 		if (dash) {
-			enum ui_action a = ui_keys(dash);
-			if (a == UI_QUIT) {
-				rs->quit_early = true;
-				break;
-			}
 			uint64_t pkts;
 			uint32_t open;
 			livecap_counters(lc, &pkts, &open);
-			ui_counters(dash, pkts, open);
-			if (now - last_draw >= refresh || a != UI_NONE) {
-				ui_draw(dash, a != UI_NONE);
-				last_draw = now;
+			if (dashboard_turn(dash, pkts, open, now, refresh, &last_draw) == UI_QUIT) {
+				rs->quit_early = true;
+				break;
 			}
 		}
 	}
@@ -325,18 +325,14 @@ static int stream(const struct config *cfg, struct run_state *rs, capture_replay
 			}
 		}
 		if (dash) {
-			enum ui_action a = ui_keys(dash);
+			enum ui_action a = dashboard_turn(dash, engine_packets(rs->eng),
+			                                  engine_open_flows(rs->eng), now, refresh, &last_draw);
 			if (a == UI_QUIT) {
 				rs->quit_early = !ended;
 				break;
 			}
 			if (a == UI_PAUSE)
 				capture_replay_pause(replay, ui_paused(dash));
-			ui_counters(dash, engine_packets(rs->eng), engine_open_flows(rs->eng));
-			if (now - last_draw >= refresh || a != UI_NONE) {
-				ui_draw(dash, a != UI_NONE);
-				last_draw = now;
-			}
 		}
 	}
 	return 0;
@@ -459,7 +455,7 @@ int analyse_run(struct config *cfg)
 		source_text(cfg, source, sizeof(source));
 	struct run_info run = { 0 };
 	run.probe = cfg->probe;
-	run.started_us = now_us();
+	run.started_us = clock_wall_us();
 	run.source = source;
 	run.filter = cfg->filter ? cfg->filter : cfg->iface ? "tcp" : NULL;
 	char options[96] = "";
@@ -564,7 +560,7 @@ int analyse_run(struct config *cfg)
 	} else if (lc && !cfg->no_dpi) {
 		run.dpi_peak_states = (int64_t)livecap_dpi_peak(lc);
 	}
-	run.finished_us = now_us();
+	run.finished_us = clock_wall_us();
 	run.skipped_files = cr.files_failed;
 	/* what happened, as the exit status says it: a file that could not be read whole (missing,
 	 * cut short, unsupported) fails the run, whose rows are kept all the same */

@@ -158,6 +158,15 @@ static char *read_filter_file(const char *path)
 }
 
 /* A probe name goes into every row and into file names: keep it plain. */
+/* s as a whole decimal number in lo .. hi: true with *v set. */
+static bool number_in(const char *s, unsigned long lo, unsigned long hi, unsigned long *v)
+{
+	char *end;
+	errno = 0;
+	*v = strtoul(s, &end, 10);
+	return !errno && !*end && *v >= lo && *v <= hi;
+}
+
 static bool valid_probe(const char *p)
 {
 	size_t n = strlen(p);
@@ -294,9 +303,8 @@ int cli_parse(int argc, char **argv, struct config *cfg)
 			cfg->no_dpi = true;
 			break;
 		case OPT_FLOW_CAP: {
-			errno = 0;
-			unsigned long v = strtoul(optarg, &end, 10);
-			if (errno || *end || v < 16 || v > (1ul << 28)) {
+			unsigned long v;
+			if (!number_in(optarg, 16, 1ul << 28, &v)) {
 				fprintf(stderr, "iwscope: --flow-cap wants 16 .. 268435456\n");
 				return EXIT_USAGE;
 			}
@@ -304,9 +312,8 @@ int cli_parse(int argc, char **argv, struct config *cfg)
 			break;
 		}
 		case OPT_DPI_PACKETS: {
-			errno = 0;
-			unsigned long v = strtoul(optarg, &end, 10);
-			if (errno || *end || v < 1 || v > 1000) {
+			unsigned long v;
+			if (!number_in(optarg, 1, 1000, &v)) {
 				fprintf(stderr, "iwscope: --dpi-packets wants 1 .. 1000\n");
 				return EXIT_USAGE;
 			}
@@ -318,9 +325,8 @@ int cli_parse(int argc, char **argv, struct config *cfg)
 			break;
 		case 's':
 		case 'B': {
-			errno = 0;
-			long v = strtol(optarg, &end, 10);
-			if (errno || *end || v < (c == 's' ? 64 : 1) || v > (c == 's' ? 262144 : 4194304)) {
+			unsigned long v;
+			if (!number_in(optarg, c == 's' ? 64 : 1, c == 's' ? 262144 : 4194304, &v)) {
 				fprintf(stderr, "iwscope: invalid %s \"%s\"\n", c == 's' ? "snaplen" : "buffer size", optarg);
 				return EXIT_USAGE;
 			}
@@ -380,9 +386,8 @@ int cli_parse(int argc, char **argv, struct config *cfg)
 			cfg->replace = true;
 			break;
 		case OPT_THREADS: {
-			char *rest;
-			unsigned long n = strtoul(optarg, &rest, 10);
-			if (*rest || !isdigit((unsigned char)optarg[0]) || n < 1 || n > LIVE_WORKERS_MAX) {
+			unsigned long n;
+			if (!isdigit((unsigned char)optarg[0]) || !number_in(optarg, 1, LIVE_WORKERS_MAX, &n)) {
 				fprintf(stderr, "iwscope: --threads wants 1 to %u; see --help\n",
 				        LIVE_WORKERS_MAX);
 				return EXIT_USAGE;

@@ -21,7 +21,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/time.h>
 #include <time.h>
 
 #include "clock.h"
@@ -128,13 +127,6 @@ static struct timespec deadline_in(long ms)
 	return t;
 }
 
-static uint64_t wall_us(void)
-{
-	struct timeval tv;
-	gettimeofday(&tv, NULL);
-	return (uint64_t)tv.tv_sec * 1000000u + (uint64_t)tv.tv_usec;
-}
-
 /* ---- which worker: both directions of a connection to one ----------------------------- */
 
 static uint64_t endpoint_mix(const struct ip_addr *a, uint16_t port)
@@ -171,6 +163,15 @@ static void wake(struct ring *r)
 		pthread_cond_signal(&r->cv);
 		pthread_mutex_unlock(&r->mu);
 	}
+}
+
+/* Nothing more will come into r: its worker ends once it has analysed what is there. */
+static void ring_end(struct ring *r)
+{
+	atomic_store(&r->over, true);
+	pthread_mutex_lock(&r->mu);
+	pthread_cond_signal(&r->cv);
+	pthread_mutex_unlock(&r->mu);
 }
 
 /* Copies one frame into r, waiting while r is full (the worker is behind): the capture's only
@@ -254,13 +255,8 @@ static void *capture_main(void *arg)
 	/* libpcap's counts as the reading stops: what arrives later was never the capture's */
 	capture_live_stats(lc->cap, &lc->received, &lc->dropped);
 	atomic_store(&lc->capture_over, true);
-	for (unsigned i = 0; i < lc->nworkers; i++) {
-		struct ring *r = &lc->workers[i].ring;
-		atomic_store(&r->over, true);
-		pthread_mutex_lock(&r->mu);
-		pthread_cond_signal(&r->cv);
-		pthread_mutex_unlock(&r->mu);
-	}
+	for (unsigned i = 0; i < lc->nworkers; i++)
+		ring_end(&lc->workers[i].ring);
 	return NULL;
 }
 
@@ -394,7 +390,7 @@ static void *worker_main(void *arg)
 		uint64_t now = clock_mono_us();
 		if (now >= next_sweep && n < 4096) {
 			next_sweep = now + 1000000u;
-			if (engine_expire_at(w->eng, wall_us() - 2000u * LIVE_BLOCK_MS) != 0) {
+			if (engine_expire_at(w->eng, (uint64_t)clock_wall_us() - 2000u * LIVE_BLOCK_MS) != 0) {
 				failed = true;
 				break;
 			}
@@ -445,10 +441,7 @@ static void join_threads(livecap *lc)
 	}
 	for (unsigned i = 0; i < lc->nworkers; i++) {
 		struct worker *w = &lc->workers[i];
-		atomic_store(&w->ring.over, true);
-		pthread_mutex_lock(&w->ring.mu);
-		pthread_cond_signal(&w->ring.cv);
-		pthread_mutex_unlock(&w->ring.mu);
+		ring_end(&w->ring);
 		if (w->started) {
 			pthread_join(w->thread, NULL);
 			w->started = false;
