@@ -29,7 +29,6 @@ addresses used are the namespaces' own.
 import argparse
 import collections
 import os
-import platform
 import re
 import shutil
 import signal
@@ -42,6 +41,8 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import run as offline_bench  # noqa: E402  bench/run.py: the machine, versions, the capture's sources
 BENCH_DIR = "/tmp/iwscope-bench"   # where bench/run.py leaves big.pcap
 SECTION = "## Live capture"        # the heading of the RESULTS.md section this writes
 # columns of flows that identify a run or a row in it, not the flow: left out of the comparison
@@ -106,10 +107,7 @@ def bench_capture(path):
     if os.path.exists(big):
         return big
     gen = os.path.join(ROOT, "build", "benchgen")
-    truth = os.path.join(ROOT, "tests", "pcaps", "truth")
-    srcs = sorted(os.path.join(truth, f) for f in os.listdir(truth)
-                  if f.endswith(".server.pcap") and not f.startswith("v6"))
-    srcs.append(os.path.join(ROOT, "tests", "pcaps", "dpi", "apps.server.pcap"))
+    srcs = offline_bench.sources()
     os.makedirs(BENCH_DIR, exist_ok=True)
     log("generating %s (as bench/run.py does) ..." % big)
     subprocess.run([gen, big, "25000", "100"] + srcs, check=True)
@@ -452,24 +450,10 @@ def highest_drop_free(results, rates, kind):
     return best or "none"
 
 
-def machine():
-    cpu = "?"
-    for line in open("/proc/cpuinfo"):
-        if line.startswith("model name"):
-            cpu = line.split(":", 1)[1].strip()
-            break
-    return "%s, nproc %d, Linux %s" % (cpu, os.cpu_count(), platform.release())
-
-
 def commit():
     r = sh(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], check=False)
     dirty = sh(["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no"], check=False).stdout.strip()
     return (r.stdout.strip() or "?") + (" (with local changes)" if dirty else "")
-
-
-def version(argv):
-    r = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    return (r.stdout.strip().splitlines() or ["?"])[0]
 
 
 def markdown(args, results, rates, npk, check, load):
@@ -478,8 +462,8 @@ def markdown(args, results, rates, npk, check, load):
           "Reproduce: `make bench-live` (root; `python3 bench/live.py --runs %d --packets %d`)." % (args.runs, args.packets),
           "",
           "Date: %s. Machine: %s; load average %s at the start. iwscope commit %s. %s; %s." % (
-              time.strftime("%Y-%m-%d %H:%M"), machine(), load, commit(), version(["tcpdump", "--version"]),
-              version(["tcpreplay", "--version"])),
+              time.strftime("%Y-%m-%d %H:%M"), offline_bench.machine(), load, commit(), offline_bench.version(["tcpdump", "--version"]),
+              offline_bench.version(["tcpreplay", "--version"])),
           "",
           "The first %d packets of `make bench`'s big.pcap, replayed by tcpreplay from one network "
           "namespace over a veth pair to the other, where one receiver at a time captures: "

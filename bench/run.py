@@ -76,15 +76,20 @@ def version(cmd):
     return (r.stdout.strip().splitlines() or ["?"])[0]
 
 
+def sources():
+    """The captures tools/benchgen clones into the benchmark's: the IPv4 ground truth and nDPI's."""
+    truth = os.path.join(ROOT, "tests", "pcaps", "truth")
+    srcs = sorted(os.path.join(truth, f) for f in os.listdir(truth)
+                  if f.endswith(".server.pcap") and not f.startswith("v6"))
+    return srcs + [os.path.join(ROOT, "tests", "pcaps", "dpi", "apps.server.pcap")]
+
+
 def main():
     args = sys.argv[1:]
     runs = int(args[args.index("--runs") + 1]) if "--runs" in args else 5
     d = args[args.index("--dir") + 1] if "--dir" in args else "/tmp/iwscope-bench"
     os.makedirs(d, exist_ok=True)
-    srcs = sorted(os.path.join(ROOT, "tests", "pcaps", "truth", f)
-                  for f in os.listdir(os.path.join(ROOT, "tests", "pcaps", "truth"))
-                  if f.endswith(".server.pcap") and not f.startswith("v6"))
-    srcs.append(os.path.join(ROOT, "tests", "pcaps", "dpi", "apps.server.pcap"))
+    srcs = sources()
     big, hdr, long4 = (os.path.join(d, n) for n in ("big.pcap", "hdr.pcap", "long4.pcap"))
     flood = os.path.join(d, "flood.pcap")
     print("generating captures in %s ..." % d, flush=True)

@@ -45,8 +45,7 @@ def live_vs_offline(binary, tmp, suffix, workers, transfers=LIVE_TRANSFERS, env=
                              "8080", "0.05"] + list(transfers), stdout=subprocess.PIPE, text=True,
                             timeout=120)
         want = len(cl.stdout.splitlines())
-        eq(want, sum(int(t.split("par=")[1]) if "par=" in t else 1 for t in transfers),
-           "transfers")
+        eq(want, flows_of(transfers), "transfers")
         # every flow ended with FIN: written a second later, while the capture runs
         wait_for(lambda: (count_rows(db) or 0) >= want, 20, "the rows of %d flows" % want)
         time.sleep(0.5)
@@ -65,16 +64,21 @@ def live_vs_offline(binary, tmp, suffix, workers, transfers=LIVE_TRANSFERS, env=
 
 
 def flows_alike(rs):
-    """Flow rows without what names the run or numbers the flow within it, sorted."""
-    return sorted((tuple((k, r[k]) for k in sorted(r)
-                         if k not in ("probe", "run_id", "id", "flow_key")) for r in rs), key=repr)
+    """Flow rows without what names the run or numbers the flow within it (workers number
+    theirs apart), sorted."""
+    return comparable(rs, also=("flow_key",))
+
+
+def flows_of(transfers):
+    """The connections tools/tcpapp.py makes for transfers ("GET:N:par=K" makes K)."""
+    return sum(int(t.split("par=")[1]) if "par=" in t else 1 for t in transfers)
 
 
 def check_live_vs_offline(live, off, run_row, err, want):
     eq(len(live), want, "live rows")
     eq(run_row["pcap_dropped"], 0, "packets dropped by the capture")
-    if flows_alike(live) != flows_alike(off):
-        a, b = flows_alike(live), flows_alike(off)
+    a, b = flows_alike(live), flows_alike(off)
+    if a != b:
         diff = [(dict(x), dict(y)) for x, y in zip(a, b) if x != y][:1]
         if diff:
             diff = [{k: (v, diff[0][1].get(k)) for k, v in diff[0][0].items()
@@ -90,7 +94,7 @@ def t_live_rows_equal(binary, tmp):
     """Two workers analyse beside the capture thread: each flow goes whole to one of them (both
     are used), and the rows are those of the same packets (tcpdump's capture) read offline."""
     live, off, run_row, err = live_vs_offline(binary, tmp, "-lr%d" % os.getpid(), 2)
-    want = sum(int(t.split("par=")[1]) if "par=" in t else 1 for t in LIVE_TRANSFERS)
+    want = flows_of(LIVE_TRANSFERS)
     stall = check_live_vs_offline(live, off, run_row, err, want)
     # keys are numbered apart per worker: worker 0 odd, worker 1 even
     parity = {r["flow_key"] % 2 for r in live}
@@ -117,7 +121,7 @@ def t_live_tsan(binary, tmp):
     live, off, run_row, err = live_vs_offline(TSAN_BIN, tmp, "-lt%d" % os.getpid(), 2,
                                               transfers, env)
     assert "ThreadSanitizer" not in err, err
-    check_live_vs_offline(live, off, run_row, err, 10)
+    check_live_vs_offline(live, off, run_row, err, flows_of(transfers))
     return "%d flows, no race" % len(live)
 
 

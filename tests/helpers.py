@@ -365,7 +365,8 @@ def pg_rows(srv, db, sql):
     return out
 
 
-def comparable(rs):
-    """Flow rows without what names the run (probe, run_id), sorted."""
-    return sorted((tuple((k, r[k]) for k in sorted(r) if k not in ("probe", "run_id", "id"))
-                   for r in rs), key=repr)
+def comparable(rs, also=()):
+    """Flow rows without what names the run (probe, run_id) and the columns in also, sorted."""
+    left_out = ("probe", "run_id", "id") + tuple(also)
+    return sorted((tuple((k, r[k]) for k in sorted(r) if k not in left_out) for r in rs),
+                  key=repr)
