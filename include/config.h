@@ -71,6 +71,16 @@
 #ifndef FLIGHT_TIMER_MIN_US
 #define FLIGHT_TIMER_MIN_US 10000u /* a timer send comes no sooner (Linux's TLP floor) */
 #endif
+#ifndef FLIGHT_TIMING_MIN_RTT_US
+#define FLIGHT_TIMING_MIN_RTT_US 1000 /* below this handshake RTT the sending host's own
+                                        * scheduling (TSO, softirq batches, qdisc) moves its
+                                        * packets by a round trip: timing locates no end */
+#endif
+#ifndef FLIGHT_ECHO_MIN_TICKS
+#define FLIGHT_ECHO_MIN_TICKS 3 /* one direction: the receiver's echoed clock must advance this
+                                  * much from the request to the ACK that released more, which
+                                  * a clock ticking slower than the round trip cannot do */
+#endif
 #ifndef DEFAULT_MSS
 #define DEFAULT_MSS 536 /* RFC 9293 3.7.1: MSS when the option is absent */
 #endif

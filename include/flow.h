@@ -34,7 +34,9 @@ enum ff_limit {
 	LIMIT_AMBIGUOUS
 };
 /* Which rule decided flight membership: the TSecr echo or timing against the handshake. */
-enum ff_rule { RULE_NONE = 0, RULE_TSECR, RULE_TIMING };
+/* RULE_ECHO: the receiver's packets are not in the capture (one direction only): the sender's
+ * own TSecr and ACK field show what it had processed. */
+enum ff_rule { RULE_NONE = 0, RULE_TSECR, RULE_TIMING, RULE_ECHO };
 /* What located the flight's end: the first new data after it was excluded by TSecr, by
  * timing, or came after a pause (rule 3); END_NONE: no new data followed. */
 enum ff_end { FF_END_NONE = 0, FF_END_TSECR, FF_END_TIMING, FF_END_PAUSE };
@@ -64,6 +66,12 @@ struct first_flight {
 	uint32_t rwnd_field;        /* receiver's window field in its last segment before data */
 	uint32_t last_tsecr;        /* TSecr of the flight's last packet (valid with last_ts) */
 	uint32_t max_gap_us;        /* the flight's own spacing: largest silence inside it */
+	uint32_t first_tsecr;       /* the sender's TSecr and ACK field on its first data */
+	uint32_t first_ack;
+	uint32_t first_tsval, last_tsval; /* the sender's TSval on the flight's first and last */
+	uint32_t echo_adv;          /* one direction: how far the echo had moved on the next data */
+	uint16_t next_payload;      /* payload of the first new data after the flight */
+	uint16_t min_inside;        /* smallest payload of a flight packet that another followed */
 	uint32_t gap_segs, gap_bytes; /* segments and bytes before its first marked silence
 	                               * (docs/METHOD.md "ambiguous"); 0 = none */
 	uint16_t smss;              /* nominal: receiver MSS minus the sender's per-segment options */
@@ -87,6 +95,10 @@ struct first_flight {
 	bool loss;                  /* hole or retransmission inside flight 1 */
 	bool r_data_before_next;    /* receiver sent new data or a FIN before the next data */
 	bool f2_done;               /* f2_segs is final */
+	bool one_dir;               /* the receiver had sent nothing when the flight began */
+	bool next_unsure;           /* the end was located by a pause that a late tail, not the
+	                             * sender, may have made: no exact verdict */
+	bool acked_unseen;          /* the receiver acknowledged flight bytes never captured */
 };
 
 /* One endpoint of a flow and everything it sent (its address and port are in struct flow,

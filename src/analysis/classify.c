@@ -247,6 +247,7 @@ const char *classify_rule_name(enum ff_rule r)
 	switch (r) {
 	case RULE_TSECR: return "tsecr";
 	case RULE_TIMING: return "timing";
+	case RULE_ECHO: return "echo";
 	default: return NULL;
 	}
 }

@@ -62,6 +62,15 @@ static void flight_open(const struct flow *f, struct first_flight *ff, const str
 	ff->state = FF_OPEN;
 	ff->rule = !o->force_timing && ts_negotiated(f) && (p->opt.present & OPT_TS) ? RULE_TSECR
 	                                                                           : RULE_TIMING;
+	/* the receiver sent nothing the capture holds, not even its SYN: one direction only; the
+	 * sender's own echoes are the evidence (its SYN carried timestamps only if R's did) */
+	ff->one_dir = !r->syn.ts_us && r->pkts == 0;
+	if (ff->one_dir)
+		ff->rule = !o->force_timing && (p->opt.present & OPT_TS) ? RULE_ECHO : RULE_TIMING;
+	ff->first_tsecr = p->opt.tsecr;
+	ff->first_tsval = p->opt.tsval;
+	ff->first_ack = p->ack;
+	ff->min_inside = UINT16_MAX;
 	ff->first_us = p->ts_us;
 	ff->r_ts_before = r->ts_seen;
 	ff->r_tsval_before = r->last_tsval;
@@ -75,6 +84,9 @@ static void flight_open(const struct flow *f, struct first_flight *ff, const str
 static bool in_flight1(const struct flow *f, const struct first_flight *ff, int sender,
                        const struct pkt *p)
 {
+	if (ff->rule == RULE_ECHO)
+		/* S processed nothing newer from R than when its flight began */
+		return !(p->opt.present & OPT_TS) || sdiff(p->opt.tsecr, ff->first_tsecr) <= 0;
 	if (!ff->a1_seen)
 		return true; /* nothing had acknowledged S's data yet at the vantage point */
 	if (ff->rule == RULE_TSECR && (p->opt.present & OPT_TS))
@@ -99,6 +111,76 @@ static bool is_pause(const struct flow *f, const struct first_flight *ff, uint64
 		return false;
 	return (int64_t)gap_us * FLIGHT_PAUSE_RTT_DIV >= rtt &&
 	       gap_us >= (uint64_t)FLIGHT_PAUSE_SPACING * ff->max_gap_us;
+}
+
+/* An upper bound on the tick of S's timestamp clock from S's own packets (its SYN and p), in
+ * microseconds; -1 while fewer than three ticks separate them. */
+static int64_t tick_upper_us(const struct side *s, const struct pkt *p)
+{
+	if (!(s->syn.present & OPT_TS) || !s->syn.ts_us || !(p->opt.present & OPT_TS) ||
+	    p->ts_us <= s->syn.ts_us)
+		return -1;
+	int32_t ticks = sdiff(p->opt.tsval, s->syn.tsval);
+	if (ticks < 3)
+		return -1;
+	return (int64_t)(p->ts_us - s->syn.ts_us) / (ticks - 1);
+}
+
+/* The soonest a timer (a tail-loss probe) sends after a flight: 10 ms and 1.5 handshake RTTs. */
+static uint64_t timer_min_us(const struct flow *f)
+{
+	int64_t rtt = flight_rtt(f);
+	uint64_t t = rtt > 0 ? (uint64_t)rtt * FLIGHT_CWND_RTTS_X10 / 10 : 0;
+	return t > FLIGHT_TIMER_MIN_US ? t : FLIGHT_TIMER_MIN_US;
+}
+
+/* S's new data p after a pause of gap_us, echoing the flight's last TSecr where that echo is
+ * meaningful (S processed nothing from R since): a timer send, or still flight 1 (a tail that
+ * a queue, Wi-Fi or a cellular scheduler held, or the application's own pace: either way S
+ * sent it before any ACK reached it)? Returns 1 for flight 1, 0 for a possible timer send that
+ * S's clock shows was sent later, -1 when nothing shows which (a held tail or a timer). */
+static int after_silence(const struct flow *f, const struct side *s,
+                         const struct first_flight *ff, const struct pkt *p, uint64_t gap_us)
+{
+	uint64_t tmin = timer_min_us(f);
+	if (gap_us < tmin)
+		return 1; /* no timer fires this soon: S sent it without an ACK */
+	int32_t dv = sdiff(p->opt.tsval, ff->last_tsval);
+	int64_t tick = tick_upper_us(s, p);
+	if (tick > 0 && dv >= 0 && (uint64_t)(dv + 1) * (uint64_t)tick < tmin)
+		return 1; /* S's clock: sent sooner than any timer, held on the way */
+	return dv >= 2 ? 0 : -1;
+}
+
+/* S's new data p after a silence of gap_us, with timestamps: corrects rules 1-3 with what S's
+ * echo and clock show (docs/METHOD.md "Late tails"). Where S's echo is meaningful (TSecr rule,
+ * or one direction) and p echoes the flight's last TSecr, S processed nothing from R: only a
+ * timer could have sent it apart from the flight. With the timing rule, S's own clock can
+ * show p was sent within a round trip of the flight's start, before any ACK could reach S. */
+static void settle_pause(const struct flow *f, const struct side *s,
+                         const struct first_flight *ff, const struct pkt *p, uint64_t gap_us,
+                         bool *in, bool *pause, bool *unsure)
+{
+	if (ff->rule != RULE_TIMING) {
+		if (*in && *pause && p->opt.tsecr == ff->last_tsecr) {
+			int k = after_silence(f, s, ff, p, gap_us);
+			if (k == 1)
+				*pause = false;
+			else if (k < 0)
+				*unsure = true;
+		}
+		return;
+	}
+	int64_t rtt = flight_rtt(f), tick = tick_upper_us(s, p);
+	int32_t dv = sdiff(p->opt.tsval, ff->first_tsval);
+	if (!(*in && !*pause) && rtt > 0 && tick > 0 && dv >= 0 && p->opt.tsecr == ff->last_tsecr &&
+	    (int64_t)(dv + 1) * tick < rtt - rtt / FLIGHT_TOL_DIV) {
+		*in = true; /* sent less than a round trip after the flight's first packet */
+		*pause = false;
+		return;
+	}
+	if (*pause && *in)
+		*unsure = true;
 }
 
 /* A silence inside flight 1 that stands out of the flight's spacing (three times it, at least
@@ -133,6 +215,16 @@ static void flight_close(const struct flow *f, struct first_flight *ff, const st
 	ff->end = (uint8_t)why;
 	ff->next_pause = pause;
 	ff->a1_before_next = ff->a1_seen;
+	ff->next_payload = p->payload_len > UINT16_MAX ? UINT16_MAX : (uint16_t)p->payload_len;
+	if (ff->rule == RULE_ECHO) {
+		/* one direction: S's ACK field moved, R had sent data (a request); else the newer
+		 * echo came from a pure ACK of S's data */
+		ff->echo_adv = (uint32_t)sdiff(p->opt.tsecr, ff->first_tsecr);
+		if (p->ack != ff->first_ack)
+			ff->r_data_before_next = true;
+		else
+			ff->a1_before_next = true;
+	}
 	/* new data after a pause that echoes the flight's TSecr: S had processed nothing from R,
 	 * so no ACK released it; a timer sent it (a tail-loss probe, an RTO), which no stack
 	 * fires sooner than 1.5 RTTs (RFC 8985: PTO = 2 SRTT) nor within 10 ms */
@@ -156,7 +248,9 @@ static void second_flight(const struct flow *f, struct first_flight *ff, const s
 {
 	uint64_t off = (p->ts_us > ff->next_us ? p->ts_us - ff->next_us : 0) >> 6;
 	int64_t gap = off > ff->f2_last_64us ? (int64_t)(off - ff->f2_last_64us) * 64 : 0;
-	int64_t rtt = gap ? flight_rtt(f) : 0; /* back to back: no pause, whatever the RTT */
+	/* back to back: no pause, whatever the RTT; one direction: the flight-to-flight spacing */
+	int64_t rtt = !gap ? 0 : ff->rule == RULE_ECHO ? (int64_t)(ff->next_us - ff->first_us)
+	                                               : flight_rtt(f);
 	if (off > UINT16_MAX || (rtt > 0 && gap * FLIGHT_PAUSE_RTT_DIV >= rtt)) {
 		ff->f2_done = true; /* a pause, or a next flight over 4 s long */
 		return;
@@ -171,6 +265,8 @@ static void flight_add(const struct flow *f, struct first_flight *ff, const stru
                        uint32_t newlen)
 {
 	if (ff->segs) {
+		if (ff->last_payload < ff->min_inside)
+			ff->min_inside = ff->last_payload;
 		uint64_t gap = p->ts_us > ff->last_us ? p->ts_us - ff->last_us : 0;
 		if (!ff->gap_segs && marks_gap(f, ff, gap)) {
 			ff->gap_segs = ff->segs;
@@ -186,6 +282,7 @@ static void flight_add(const struct flow *f, struct first_flight *ff, const stru
 	ff->last_payload = pl;
 	ff->last_ts = (p->opt.present & OPT_TS) != 0;
 	ff->last_tsecr = p->opt.tsecr;
+	ff->last_tsval = p->opt.tsval;
 	if (pl > ff->max_payload) {
 		ff->max_payload = pl;
 		ff->n_max = 1;
@@ -229,14 +326,21 @@ static void sender_packet(struct flow *f, struct side *s, const struct side *r, 
 	if (ff->state == FF_OPEN) {
 		uint64_t gap = ff->segs && p->ts_us > ff->last_us ? p->ts_us - ff->last_us : 0;
 		bool pause = ff->segs && is_pause(f, ff, gap);
+		bool in = in_flight1(f, ff, sender, p), unsure = false;
+		if (ff->segs && (p->opt.present & OPT_TS) && ff->last_ts && !o->force_timing)
+			settle_pause(f, s, ff, p, gap, &in, &pause, &unsure);
+		else if (pause && in)
+			unsure = true; /* rule 2 keeps it in flight 1: a held tail, a timer, or a
+			                * handshake slower than the data's round trip; nothing shows which */
 		enum ff_end why = FF_END_NONE;
-		if (!in_flight1(f, ff, sender, p))
-			why = ff->rule == RULE_TSECR && (p->opt.present & OPT_TS) ? FF_END_TSECR
-			                                                          : FF_END_TIMING;
+		if (!in)
+			why = ff->rule != RULE_TIMING && (p->opt.present & OPT_TS) ? FF_END_TSECR
+			                                                           : FF_END_TIMING;
 		else if (pause)
 			why = FF_END_PAUSE;
 		if (why != FF_END_NONE) {
 			flight_close(f, ff, p, why, pause, o);
+			ff->next_unsure = unsure;
 			ff->f2_segs = (uint16_t)segments(ff, newlen);
 			/* bytes between the flight and this packet were sent before it and not seen
 			 * here: lost on the way, so where flight 1 ended is not known */
@@ -270,6 +374,19 @@ static void receiver_packet(struct flow *f, struct side *s, const struct side *r
 	struct first_flight *ff = &s->ff;
 	if (ff->state == FF_WAIT || !s->isn_known)
 		return;
+	if (ff->one_dir && ff->state == FF_OPEN) { /* R is in the capture after all */
+		ff->one_dir = false;
+		if (ff->rule == RULE_ECHO)
+			ff->rule = ts_negotiated(f) && !o->force_timing ? RULE_TSECR : RULE_TIMING;
+	}
+	/* R acknowledges bytes of S the capture never showed: lost before the capture point (or
+	 * by the capture), so a flight still open has a hole */
+	if ((p->flags & TH_ACK) &&
+	    sdiff(p->ack - (s->isn + 1), ff->snd_nxt + (s->fin ? 1u : 0u)) > 0) {
+		ff->acked_unseen = true;
+		if (ff->state == FF_OPEN)
+			ff->loss = true;
+	}
 	if (ff->state == FF_OPEN) {
 		if (!ff->a1_seen && (p->flags & TH_ACK) && sdiff(p->ack, s->isn + 1) > 0) {
 			ff->a1_seen = true;
@@ -337,6 +454,71 @@ static bool receiver_window(const struct first_flight *ff, const struct side *r,
 	return true;
 }
 
+/* The least R's window can have been where a snaplen cut a SYN's window scale: the field
+ * unscaled (scale >= 0). False where receiver_window knows it, or nothing is known. */
+static bool receiver_window_floor(const struct first_flight *ff, const struct side *r,
+                                  const struct side *s, uint32_t *floor)
+{
+	uint32_t w;
+	if (!ff->rwnd_known || receiver_window(ff, r, s, &w))
+		return false;
+	*floor = ff->rwnd_field;
+	return true;
+}
+
+/* Both SYNs seen whole without an MSS option: no real stack sends that; a crafted capture. */
+static bool crafted(const struct side *a, const struct side *b)
+{
+	return a->syn.ts_us && b->syn.ts_us && !((a->syn.present | b->syn.present) & OPT_MSS) &&
+	       !((a->syn.quirks | b->syn.quirks) & Q_OPT_CUT);
+}
+
+/* The standard byte limit a flight of small packets stopped under, with segment size m: the
+ * next packet would have crossed RFC 3390's, RFC 6928's or two segments' byte count while the
+ * flight's packets, counted one by one, would say more segments. 0 when none. */
+static uint32_t byte_limit(const struct first_flight *ff, uint16_t m)
+{
+	uint32_t lim[3] = {2u * m, 4u * m < 4380 ? 4u * m : 4380, 10u * m < 14600 ? 10u * m : 14600};
+	for (int i = 0; i < 3; i++) {
+		uint32_t l = lim[i] > 2u * m ? lim[i] : 2u * m;
+		if (ff->bytes <= l && ff->bytes + ff->next_payload > l && l / m < ff->segs)
+			return l;
+	}
+	return 0;
+}
+
+/* The flight's last packet ended on a full segment of m bytes (a super-packet: on a multiple). */
+static bool ends_full(const struct first_flight *ff, uint16_t m)
+{
+	return m && ff->last_payload >= m && ff->last_payload % m == 0;
+}
+
+/* One direction only (R's packets absent): the verdict from S's own echoes. The flight is S's
+ * data echoing what it echoed when it began; it ended where S's echo moved on with its ACK
+ * field unchanged (S had processed a pure ACK of its data). That says "before A1" only when
+ * R's clock ticks several times per round trip, shown by how far the echo moved. S's next
+ * flight at least twice this one, less one (slow start, one segment per segment acknowledged),
+ * shows that a receive window the capture cannot show did not stop it. */
+static void one_dir_verdict(const struct first_flight *ff, uint16_t m, struct ff_verdict *v)
+{
+	if (ff->rule != RULE_ECHO || ff->state != FF_CLOSED || ff->end != FF_END_TSECR ||
+	    ff->r_data_before_next || ff->echo_adv < FLIGHT_ECHO_MIN_TICKS ||
+	    ff->max_gap_us >= FLIGHT_TIMER_MIN_US) {
+		v->limit = LIMIT_UNKNOWN; /* nothing here shows where the flight ended */
+		return;
+	}
+	v->next = FF_NEXT_ACK;
+	bool full = ends_full(ff, m);
+	/* a 4-segment flight that fills a 6 KB receive window (4 x MSS, Linux <= 2.6.37) */
+	bool six_kb = ff->bytes <= 5840u && ff->bytes + m > 5840u;
+	if (!full)
+		v->limit = LIMIT_NAGLE;
+	else if (ff->f2_segs + 1u >= 2u * ff->segs && !six_kb)
+		v->limit = LIMIT_CWND;
+	else
+		v->limit = LIMIT_APP;
+}
+
 /* What S's next new data came after (docs/METHOD.md "cwnd": on the heels of an ACK, within
  * about 1.5 handshake RTTs of the flight's end, before R sent new data; or a timer send). */
 static enum ff_next next_kind(const struct flow *f, const struct first_flight *ff)
@@ -353,12 +535,6 @@ static enum ff_next next_kind(const struct flow *f, const struct first_flight *f
 	if (rtt > 0)
 		return gap * 10 <= rtt * FLIGHT_CWND_RTTS_X10 ? FF_NEXT_ACK : FF_NEXT_LATE;
 	return ff->end == FF_END_TSECR ? FF_NEXT_ACK : FF_NEXT_LATE;
-}
-
-/* The flight's last packet ended on a full segment of m bytes (a super-packet: on a multiple). */
-static bool ends_full(const struct first_flight *ff, uint16_t m)
-{
-	return m && ff->last_payload >= m && ff->last_payload % m == 0;
 }
 
 void flight_verdict(const struct flow *f, int sender, struct ff_verdict *v)
@@ -380,8 +556,8 @@ void flight_verdict(const struct flow *f, int sender, struct ff_verdict *v)
 	/* full-sized segments smaller than the MSS allows (path MTU): use theirs */
 	if (ff->n_max >= 2 && (m == 0 || (ff->max_payload < m && 2u * ff->max_payload >= m)))
 		m = ff->max_payload;
-	if (m == 0)
-		m = ff->max_payload;
+	if (m == 0 && ff->n_max >= 2)
+		m = ff->max_payload; /* R's MSS unknown (cut): the flight's own full size, seen twice */
 	v->smss = m;
 	v->rule = (enum ff_rule)ff->rule;
 	v->end = (enum ff_end)ff->end;
@@ -392,6 +568,28 @@ void flight_verdict(const struct flow *f, int sender, struct ff_verdict *v)
 	v->bytes = ff->bytes;
 	if (ff->loss) {
 		v->limit = LIMIT_LOSS;
+		return;
+	}
+	/* packets shorter than a segment inside the flight: a sender counting bytes (RFC 3390,
+	 * RFC 6928 limits) holds fewer segments than packets; ceil(bytes / smss) is a count that
+	 * either kind of sender had room for */
+	uint32_t by_bytes = m ? (ff->bytes + m - 1u) / m : ff->segs;
+	bool small_inside = m && ff->min_inside < m && by_bytes < ff->segs;
+	if (ff->one_dir) {
+		if (small_inside)
+			v->segs = by_bytes;
+		one_dir_verdict(ff, m, v);
+		if (v->limit == LIMIT_CWND && small_inside)
+			v->limit = LIMIT_APP;
+		return;
+	}
+	/* a pause that a held tail may have made, or timing at a round trip the sending host's
+	 * own scheduling can exceed: the end is not shown; what came before it is a lower bound */
+	int64_t rtt = flight_rtt(f);
+	if (ff->state == FF_CLOSED &&
+	    (ff->next_unsure ||
+	     (ff->rule == RULE_TIMING && rtt >= 0 && rtt < FLIGHT_TIMING_MIN_RTT_US))) {
+		v->limit = LIMIT_AMBIGUOUS;
 		return;
 	}
 	/* Timing alone (no usable timestamps): the end is not visible where a silence inside the
@@ -437,6 +635,32 @@ void flight_verdict(const struct flow *f, int sender, struct ff_verdict *v)
 		/* S had more to send at once: its window stopped it, unless the flight ended on a
 		 * short segment and the rest waited for its ACK (Nagle, one message per round trip) */
 		v->limit = ends_full(ff, m) ? LIMIT_CWND : LIMIT_NAGLE;
+		if (small_inside) {
+			/* a byte-counted window where a standard byte limit explains the stop and the
+			 * echoes show the ACK released the rest; a packet-counted one where no byte
+			 * limit does and they show the same; else a count either kind had room for */
+			uint32_t l = byte_limit(ff, m);
+			bool shown = ff->rule == RULE_TSECR && ff->end == FF_END_TSECR;
+			if (l && shown) {
+				v->limit = LIMIT_CWND;
+				v->segs = l / m;
+				return;
+			}
+			if (l || !shown) {
+				v->limit = v->limit == LIMIT_NAGLE ? LIMIT_NAGLE : LIMIT_APP;
+				v->segs = by_bytes;
+				return;
+			}
+		}
+		if (v->limit == LIMIT_CWND) {
+			uint32_t floor;
+			/* a SYN's window scale cut by the snaplen: the window may have been as small as
+			 * its field; a flight that did not fit under it may have been R's window's */
+			if (receiver_window_floor(ff, r, s, &floor) && (uint64_t)ff->bytes + m > floor)
+				v->limit = LIMIT_AMBIGUOUS;
+			else if (crafted(s, r))
+				v->limit = LIMIT_AMBIGUOUS;
+		}
 		return;
 	default: /* nothing more, after R's data, or much later: S stopped on its own */
 		v->limit = LIMIT_APP;

@@ -62,7 +62,9 @@ static void side_flight_record(const struct flow *f, int sender, struct side_rec
 	r->smss = data && v.smss ? v.smss : NULL64;
 	r->ff_start_us = data ? (int64_t)ff->first_us : NULL64;
 	r->ff_end_us = data ? (int64_t)ff->last_us : NULL64;
-	r->iw_rule = (uint8_t)(data ? v.rule : RULE_NONE);
+	/* a flight seen from one direction whose end the packets do not show keeps its rule (echo):
+	 * no verdict, and the row says why */
+	r->iw_rule = (uint8_t)(data || v.limit == LIMIT_UNKNOWN ? v.rule : RULE_NONE);
 	r->iw_end = (uint8_t)v.end;
 	r->iw_next = (uint8_t)(data ? v.next : FF_NEXT_NONE);
 	r->iw_pause_us = data && v.pause_us >= 0 ? v.pause_us : NULL64;

@@ -1,0 +1,150 @@
+#!/usr/bin/env python3
+"""The truth lab's captures under the conditions users' captures have (docs/METHOD.md "How the
+method is checked"): each scenario's capture at each vantage point judged again
+
+    server    only the server's packets (one direction of an asymmetric path, a span port)
+    client    only the client's packets
+    snap68    every frame cut to 68 bytes (tcpdump's old default snaplen)
+    snap54    cut to 54 bytes (Ethernet, IPv4 and TCP headers without options)
+    twofiles  the two directions as two inputs (a tap's two ports): -r server -r client
+
+What must hold under every condition: no false statement. An exact IW (cwnd) is false unless
+the flight really was window-limited at its true IW (the truth says cwnd, or "lower": the true
+IW is the only exact IW allowed); a lower bound is false when it exceeds the true IW. And the
+one-direction versions keep most exact verdicts of the whole capture: of the flights the whole
+capture judges exact (with timestamps), how many the sender's own direction still judges exact.
+
+Used by tests/area_truth.py; alone: python3 tests/conditions.py BINARY [-v] [SCENARIO ...]."""
+import glob
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TRUTH = os.path.join(ROOT, "tests", "pcaps", "truth")
+VANTAGES = ("client", "mid", "server")
+CONDITIONS = ("server", "client", "snap68", "snap54", "twofiles")
+LOWER = ("app", "nagle", "ambiguous", "rwnd")
+
+
+def derive(pcap, cond, port, d):
+    """The input files of pcap under cond, made in directory d."""
+    base = os.path.join(d, os.path.basename(pcap))
+
+    def direction(which):
+        out = "%s.%s" % (base, which)
+        if not os.path.exists(out):
+            expr = "tcp src port %d" % port if which == "server" else "tcp dst port %d" % port
+            subprocess.run(["tcpdump", "-r", pcap, "-w", out, expr], check=True,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        return out
+
+    if cond in ("server", "client"):
+        return [direction(cond)]
+    if cond == "twofiles":
+        return [direction("server"), direction("client")]
+    out = "%s.%s" % (base, cond)
+    subprocess.run(["editcap", "-s", cond[4:], pcap, out], check=True,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return [out]
+
+
+def analyse(binary, inputs, d, tag):
+    db = os.path.join(d, tag + ".db")
+    cmd = [binary, "-q", "--no-dpi", "-o", db]
+    for i in inputs:
+        cmd += ["-r", i]
+    r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if r.returncode != 0 or not os.path.exists(db):
+        raise RuntimeError("%s exited %d: %s" % (" ".join(cmd), r.returncode, r.stderr))
+    con = sqlite3.connect(db)
+    con.row_factory = sqlite3.Row
+    rows = {}
+    for row in con.execute("SELECT * FROM flows"):
+        rows.setdefault(row["client_port"], []).append(dict(row))
+    con.close()
+    return rows
+
+
+def false_statement(t, want_limit, rows, p):
+    """Why the rows of flow t say something false about sender p's flight, or None."""
+    for row in rows:
+        lim, segs = row[p + "_iw_limit"], row[p + "_iw_segs"]
+        if lim == "cwnd" and not (want_limit in ("cwnd", "lower") and segs == t["iw"]):
+            return "exact IW%s (truth: %s, iw %d)" % (segs, want_limit, t["iw"])
+        if lim in LOWER and segs is not None and segs > t["iw"]:
+            return "%s >=IW%s above the true IW%d" % (lim, segs, t["iw"])
+    return None
+
+
+def exact(rows, p):
+    return any(r[p + "_iw_limit"] == "cwnd" for r in rows)
+
+
+def want_limit(t, vantage):
+    return t.get("at", {}).get(vantage, {}).get("limit", t["limit"])
+
+
+def check(binary, scenarios=None, truth_dir=TRUTH):
+    """Yields ("false", case, detail) for each false statement and ("keep", case, kept) for each
+    flight the whole capture judges exact with timestamps, kept or not by its sender's own
+    direction; ("case", case, None) for every flight judged."""
+    paths = sorted(glob.glob(os.path.join(truth_dir, "*.truth.json")))
+    with tempfile.TemporaryDirectory() as d:
+        for path in paths:
+            truth = json.load(open(path))
+            name = truth["scenario"]
+            if scenarios and name not in scenarios:
+                continue
+            ts = truth["config"].get("ts", True)
+            for vantage in VANTAGES:
+                pcap = os.path.join(truth_dir, "%s.%s.pcap" % (name, vantage))
+                if not os.path.exists(pcap):
+                    continue
+                port = truth["flows"][0]["server_port"]
+                whole = analyse(binary, [pcap], d, "%s.%s.whole" % (name, vantage))
+                for cond in CONDITIONS:
+                    rows = analyse(binary, derive(pcap, cond, port, d), d,
+                                   "%s.%s.%s" % (name, vantage, cond))
+                    for t in truth["flows"]:
+                        p = "c" if t["sender"] == "client" else "s"
+                        case = "%s/%s/%s/%s:%d" % (name, vantage, cond, t["sender"], t["client_port"])
+                        got = rows.get(t["client_port"], [])
+                        yield "case", case, None
+                        why = false_statement(t, want_limit(t, vantage), got, p)
+                        if why:
+                            yield "false", case, why
+                        if ts and cond == t["sender"] and exact(whole.get(t["client_port"], []), p):
+                            yield "keep", case, exact(got, p)
+
+
+def summary(events):
+    cases = false = keep = kept = 0
+    lines = []
+    for kind, case, detail in events:
+        if kind == "case":
+            cases += 1
+        elif kind == "false":
+            false += 1
+            lines.append("FALSE %-56s %s" % (case, detail))
+        else:
+            keep += 1
+            kept += bool(detail)
+            if not detail:
+                lines.append("lost  %s" % case)
+    return cases, false, keep, kept, lines
+
+
+if __name__ == "__main__":
+    args = [a for a in sys.argv[1:] if a != "-v"]
+    cases, false, keep, kept, lines = summary(check(args[0], args[1:] or None))
+    for line in lines:
+        if "-v" in sys.argv or line.startswith("FALSE"):
+            print(line)
+    print("%d flights judged under %d conditions: %d false statements; one direction kept %d of %d "
+          "exact verdicts (%.0f%%)" % (cases, len(CONDITIONS), false, kept, keep,
+                                       100.0 * kept / keep if keep else 100.0))
+    sys.exit(1 if false else 0)
