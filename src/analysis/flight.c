@@ -556,8 +556,11 @@ void flight_verdict(const struct flow *f, int sender, struct ff_verdict *v)
 	/* full-sized segments smaller than the MSS allows (path MTU): use theirs */
 	if (ff->n_max >= 2 && (m == 0 || (ff->max_payload < m && 2u * ff->max_payload >= m)))
 		m = ff->max_payload;
-	if (m == 0 && ff->n_max >= 2)
-		m = ff->max_payload; /* R's MSS unknown (cut): the flight's own full size, seen twice */
+	/* R's MSS unknown (cut, or R's SYN not captured): the flight's own full size, seen twice
+	 * (the first packet after the flight counts) */
+	if (m == 0 && (ff->n_max >= 2 || (ff->n_max == 1 && ff->state == FF_CLOSED &&
+	                                  ff->next_payload == ff->max_payload)))
+		m = ff->max_payload;
 	v->smss = m;
 	v->rule = (enum ff_rule)ff->rule;
 	v->end = (enum ff_end)ff->end;
