@@ -28,6 +28,28 @@ for _scn in truth_scenarios():
     test("truth:" + _scn, ("release", "asan"))(make_truth_test(_scn))
 
 
+@test("truth-under-users-conditions")
+def t_truth_conditions(binary, tmp):
+    """Every truth scenario at every vantage point judged again as users' captures come: only
+    the server's packets, only the client's, cut to 68 and to 54 bytes, the two directions as
+    two inputs (tests/conditions.py). No false statement (an exact IW other than the true one,
+    a lower bound above it) under any; the sender's own direction keeps at least 80% of the
+    exact verdicts the whole capture gives with timestamps."""
+    if not shutil.which("editcap") or not shutil.which("tcpdump"):
+        raise Skip("editcap or tcpdump not installed")
+    cases, false, keep, kept, lines = conditions.summary(conditions.check(binary))
+    if cases < 1500:
+        raise AssertionError("only %d flights judged" % cases)
+    bad = [l for l in lines if l.startswith("FALSE")]
+    if bad:
+        raise AssertionError("%d false statements:\n%s" % (false, "\n".join(bad[:40])))
+    if kept * 100 < keep * 80:
+        raise AssertionError("one direction kept %d of %d exact verdicts:\n%s" % (
+            kept, keep, "\n".join(l for l in lines if l.startswith("lost"))))
+    return "%d flights x %d conditions, no false statement; one direction kept %d of %d exact" % (
+        cases // len(conditions.CONDITIONS), len(conditions.CONDITIONS), kept, keep)
+
+
 # The rough-path scenarios made again with this machine's kernel, two at a time in their own
 # namespaces: what the committed captures show must still be what the stack does.
 LIVE_TRUTH = ["drop12_iw10", "synack50_iw4", "nots_synack50_iw4", "holdacks_iw10", "nots_holdacks_iw10",

@@ -15,6 +15,7 @@ one-direction versions keep most exact verdicts of the whole capture: of the fli
 capture judges exact (with timestamps), how many the sender's own direction still judges exact.
 
 Used by tests/area_truth.py; alone: python3 tests/conditions.py BINARY [-v] [SCENARIO ...]."""
+import concurrent.futures
 import glob
 import json
 import os
@@ -88,37 +89,43 @@ def want_limit(t, vantage):
     return t.get("at", {}).get(vantage, {}).get("limit", t["limit"])
 
 
+def scenario_events(binary, path, d):
+    """The events of one scenario (see check), its derived captures made in directory d."""
+    out = []
+    truth = json.load(open(path))
+    name = truth["scenario"]
+    ts = truth["config"].get("ts", True)
+    for vantage in VANTAGES:
+        pcap = os.path.join(os.path.dirname(path), "%s.%s.pcap" % (name, vantage))
+        if not os.path.exists(pcap):
+            continue
+        port = truth["flows"][0]["server_port"]
+        whole = analyse(binary, [pcap], d, "%s.%s.whole" % (name, vantage))
+        for cond in CONDITIONS:
+            rows = analyse(binary, derive(pcap, cond, port, d), d, "%s.%s.%s" % (name, vantage, cond))
+            for t in truth["flows"]:
+                p = "c" if t["sender"] == "client" else "s"
+                case = "%s/%s/%s/%s:%d" % (name, vantage, cond, t["sender"], t["client_port"])
+                got = rows.get(t["client_port"], [])
+                out.append(("case", case, None))
+                why = false_statement(t, want_limit(t, vantage), got, p)
+                if why:
+                    out.append(("false", case, why))
+                if ts and cond == t["sender"] and exact(whole.get(t["client_port"], []), p):
+                    out.append(("keep", case, exact(got, p)))
+    return out
+
+
 def check(binary, scenarios=None, truth_dir=TRUTH):
     """Yields ("false", case, detail) for each false statement and ("keep", case, kept) for each
     flight the whole capture judges exact with timestamps, kept or not by its sender's own
-    direction; ("case", case, None) for every flight judged."""
-    paths = sorted(glob.glob(os.path.join(truth_dir, "*.truth.json")))
+    direction; ("case", case, None) for every flight judged. Scenarios run side by side."""
+    paths = [p for p in sorted(glob.glob(os.path.join(truth_dir, "*.truth.json")))
+             if not scenarios or json.load(open(p))["scenario"] in scenarios]
     with tempfile.TemporaryDirectory() as d:
-        for path in paths:
-            truth = json.load(open(path))
-            name = truth["scenario"]
-            if scenarios and name not in scenarios:
-                continue
-            ts = truth["config"].get("ts", True)
-            for vantage in VANTAGES:
-                pcap = os.path.join(truth_dir, "%s.%s.pcap" % (name, vantage))
-                if not os.path.exists(pcap):
-                    continue
-                port = truth["flows"][0]["server_port"]
-                whole = analyse(binary, [pcap], d, "%s.%s.whole" % (name, vantage))
-                for cond in CONDITIONS:
-                    rows = analyse(binary, derive(pcap, cond, port, d), d,
-                                   "%s.%s.%s" % (name, vantage, cond))
-                    for t in truth["flows"]:
-                        p = "c" if t["sender"] == "client" else "s"
-                        case = "%s/%s/%s/%s:%d" % (name, vantage, cond, t["sender"], t["client_port"])
-                        got = rows.get(t["client_port"], [])
-                        yield "case", case, None
-                        why = false_statement(t, want_limit(t, vantage), got, p)
-                        if why:
-                            yield "false", case, why
-                        if ts and cond == t["sender"] and exact(whole.get(t["client_port"], []), p):
-                            yield "keep", case, exact(got, p)
+        with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+            for events in pool.map(lambda p: scenario_events(binary, p, d), paths):
+                yield from events
 
 
 def summary(events):

@@ -26,6 +26,7 @@ import craft  # noqa: E402
 import hostile  # noqa: E402
 import tshark_check  # noqa: E402
 import truthcheck  # noqa: E402
+import conditions  # noqa: E402
 
 REL = os.path.join(ROOT, "build", "iwscope")
 DBG = os.path.join(ROOT, "build-debug", "iwscope")
