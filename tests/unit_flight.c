@@ -52,8 +52,11 @@ static void feed(struct conn *c, struct pkt *p, int dir)
 		c->last_tsval[dir] = p->opt.tsval;
 }
 
-/* SYN at 0, SYN-ACK at rtt_s, ACK at rtt_s + rtt_c (vantage-point legs, microseconds). */
-static void handshake(struct conn *c, bool ts, uint64_t rtt_s, uint64_t rtt_c)
+/* SYN at 0, SYN-ACK at rtt_s, ACK at rtt_s + rtt_c (vantage-point legs, microseconds); each
+ * SYN carries the options c_opts / s_opts (OPT_MSS: 1460; OPT_WS: scale 7; OPT_TS with ts)
+ * and the client's SYN the quirks c_quirks (Q_OPT_CUT: a snaplen cut its options). */
+static void handshake_syns(struct conn *c, bool ts, uint64_t rtt_s, uint64_t rtt_c,
+                           uint8_t c_opts, uint8_t c_quirks, uint8_t s_opts)
 {
 	memset(c, 0, sizeof(*c));
 	c->ts = ts;
@@ -63,20 +66,29 @@ static void handshake(struct conn *c, bool ts, uint64_t rtt_s, uint64_t rtt_c)
 	c->mss[0] = c->mss[1] = 1460;
 	struct pkt p = base(c, 0, 0, TH_SYN);
 	p.seq = c->nxt[0]++;
-	p.opt.present |= OPT_MSS | OPT_SACKOK;
-	p.opt.mss = c->mss[0];
+	p.opt.present |= c_opts;
+	p.opt.mss = (c_opts & OPT_MSS) ? c->mss[0] : 0;
+	p.opt.wscale = (c_opts & OPT_WS) ? 7 : 0;
 	p.opt.tsecr = 0;
+	p.quirks = c_quirks;
 	feed(c, &p, 0);
 	p = base(c, 1, rtt_s, TH_SYN | TH_ACK);
 	p.seq = c->nxt[1]++;
 	p.ack = c->nxt[0];
-	p.opt.present |= OPT_MSS | OPT_SACKOK;
-	p.opt.mss = c->mss[1];
+	p.opt.present |= s_opts;
+	p.opt.mss = (s_opts & OPT_MSS) ? c->mss[1] : 0;
+	p.opt.wscale = (s_opts & OPT_WS) ? 7 : 0;
 	feed(c, &p, 1);
 	p = base(c, 0, rtt_s + rtt_c, TH_ACK);
 	p.seq = c->nxt[0];
 	p.ack = c->nxt[1];
 	feed(c, &p, 0);
+}
+
+/* The usual handshake: MSS 1460 and SACK both ways, timestamps with ts, no window scale. */
+static void handshake(struct conn *c, bool ts, uint64_t rtt_s, uint64_t rtt_c)
+{
+	handshake_syns(c, ts, rtt_s, rtt_c, OPT_MSS | OPT_SACKOK, 0, OPT_MSS | OPT_SACKOK);
 }
 
 /* dir sends len bytes of new data at t; tsecr 0 = echo what it has seen (sender-side view). */
@@ -99,6 +111,50 @@ static void ack(struct conn *c, int dir, uint64_t t)
 	p.seq = c->nxt[dir];
 	p.ack = c->nxt[1 - dir];
 	feed(c, &p, dir);
+}
+
+/* dir sends len bytes of new data at t carrying TSval tsval and TSecr tsecr as given (what the
+ * sender's clock and echo said when it sent the packet, which a queue may have held since). */
+static void data_ts(struct conn *c, int dir, uint64_t t, uint32_t len, uint32_t tsval,
+                    uint32_t tsecr)
+{
+	struct pkt p = base(c, dir, t, TH_ACK | TH_PSH);
+	p.seq = c->nxt[dir];
+	p.ack = c->nxt[1 - dir];
+	p.payload_len = len;
+	p.opt.tsval = tsval;
+	p.opt.tsecr = tsecr;
+	c->nxt[dir] += len;
+	feed(c, &p, dir);
+}
+
+/* A pure ACK from dir with the acknowledgement number ackno (absolute). */
+static void ack_to(struct conn *c, int dir, uint64_t t, uint32_t ackno)
+{
+	struct pkt p = base(c, dir, t, TH_ACK);
+	p.seq = c->nxt[dir];
+	p.ack = ackno;
+	feed(c, &p, dir);
+}
+
+/* One direction: the capture holds only the server's packets, from its SYN-ACK at t = 0 on
+ * (an asymmetric route, a tap on one fibre). The client's SYN carried TSval 100000; the
+ * server's packets echo what it has processed, passed to data() explicitly. */
+static void server_only(struct conn *c, bool ts)
+{
+	memset(c, 0, sizeof(*c));
+	c->ts = ts;
+	c->nxt[0] = 1001; /* the client's ISN + 1: what the SYN-ACK acknowledges */
+	c->nxt[1] = 900000;
+	c->win[0] = c->win[1] = 64240;
+	c->mss[0] = c->mss[1] = 1460;
+	c->last_tsval[0] = 100000;
+	struct pkt p = base(c, 1, 0, TH_SYN | TH_ACK);
+	p.seq = c->nxt[1]++;
+	p.ack = c->nxt[0];
+	p.opt.present |= OPT_MSS | OPT_SACKOK;
+	p.opt.mss = c->mss[1];
+	feed(c, &p, 1);
 }
 
 /* The server's verdict, checked in one line: limit, segment count and evidence. */
