@@ -53,9 +53,9 @@ static void feed(struct conn *c, struct pkt *p, int dir)
 }
 
 /* SYN at 0, SYN-ACK at rtt_s, ACK at rtt_s + rtt_c (vantage-point legs, microseconds); each
- * SYN carries the options c_opts / s_opts (OPT_MSS: 1460; OPT_WS: scale 7; OPT_TS with ts)
+ * SYN carries the options c_opts / s_opts (OPT_MSS: mss; OPT_WS: scale 7; OPT_TS with ts)
  * and the client's SYN the quirks c_quirks (Q_OPT_CUT: a snaplen cut its options). */
-static void handshake_syns(struct conn *c, bool ts, uint64_t rtt_s, uint64_t rtt_c,
+static void handshake_syns(struct conn *c, bool ts, uint64_t rtt_s, uint64_t rtt_c, uint16_t mss,
                            uint8_t c_opts, uint8_t c_quirks, uint8_t s_opts)
 {
 	memset(c, 0, sizeof(*c));
@@ -63,7 +63,7 @@ static void handshake_syns(struct conn *c, bool ts, uint64_t rtt_s, uint64_t rtt
 	c->nxt[0] = 1000;
 	c->nxt[1] = 900000;
 	c->win[0] = c->win[1] = 64240;
-	c->mss[0] = c->mss[1] = 1460;
+	c->mss[0] = c->mss[1] = mss;
 	struct pkt p = base(c, 0, 0, TH_SYN);
 	p.seq = c->nxt[0]++;
 	p.opt.present |= c_opts;
@@ -88,7 +88,7 @@ static void handshake_syns(struct conn *c, bool ts, uint64_t rtt_s, uint64_t rtt
 /* The usual handshake: MSS 1460 and SACK both ways, timestamps with ts, no window scale. */
 static void handshake(struct conn *c, bool ts, uint64_t rtt_s, uint64_t rtt_c)
 {
-	handshake_syns(c, ts, rtt_s, rtt_c, OPT_MSS | OPT_SACKOK, 0, OPT_MSS | OPT_SACKOK);
+	handshake_syns(c, ts, rtt_s, rtt_c, 1460, OPT_MSS | OPT_SACKOK, 0, OPT_MSS | OPT_SACKOK);
 }
 
 /* dir sends len bytes of new data at t; tsecr 0 = echo what it has seen (sender-side view). */
@@ -615,6 +615,295 @@ static void no_data_and_unknown(void)
 	CHECK(v.limit == LIMIT_UNKNOWN);
 }
 
+
+/* Late tails, next to the client (RTT 50 ms, 1 ms clocks): the server's 10 segments arrive
+ * back to back at one TSval, echoing the request, and the client acknowledges the first two.
+ * An 11th segment sent with them (the burst's TSval, the request's TSecr) was held on the way
+ * (a Wi-Fi or cellular scheduler, a queue) and arrives alone; nothing follows. */
+static void late_tail_burst(struct conn *c, uint32_t *req, uint32_t *burst)
+{
+	handshake(c, true, 50 * MS, 100);
+	data(c, 0, 50 * MS + 200, 100, 0); /* the request */
+	*req = c->last_tsval[0];
+	uint32_t start = c->nxt[1];
+	for (int i = 0; i < 10; i++)
+		data(c, 1, 100 * MS + (uint64_t)i * 20, 1448, *req);
+	*burst = c->last_tsval[1];
+	ack_to(c, 0, 100 * MS + 250, start + 2 * 1448); /* A1: the first two */
+}
+
+/* Held 30 ms (under 1.5 RTTs): no timer fires that soon, so the server sent it before any ACK
+ * reached it: flight 1 is 11 segments, a lower bound (nothing more came), not IW10. */
+static void late_tail_held_under_timer(void)
+{
+	struct conn c;
+	uint32_t req, burst;
+	late_tail_burst(&c, &req, &burst);
+	data_ts(&c, 1, 130 * MS + 180, 1448, burst, req);
+	VERDICT(c, 1, LIMIT_APP, 11, FF_END_NONE, FF_NEXT_NONE);
+}
+
+/* Held 90 ms (past 1.5 RTTs and 10 ms): a timer could have sent it then, but it carries the
+ * burst's TSval and the server's clock, 1 ms a tick since its SYN-ACK 50 ticks before, shows it
+ * was sent with the burst, sooner than any timer: still flight 1. */
+static void late_tail_sender_clock(void)
+{
+	struct conn c;
+	uint32_t req, burst;
+	late_tail_burst(&c, &req, &burst);
+	data_ts(&c, 1, 190 * MS + 180, 1448, burst, req);
+	VERDICT(c, 1, LIMIT_APP, 11, FF_END_NONE, FF_NEXT_NONE);
+}
+
+/* A real timer send: the same 90 ms silence, the flight's TSecr (no ACK reached the server),
+ * but a TSval 90 ticks past the burst's: a tail-loss probe, the burst is IW10. */
+static void late_tail_timer_send(void)
+{
+	struct conn c;
+	uint32_t req, burst;
+	late_tail_burst(&c, &req, &burst);
+	data_ts(&c, 1, 190 * MS + 180, 1448, burst + 90, req);
+	VERDICT(c, 1, LIMIT_CWND, 10, FF_END_PAUSE, FF_NEXT_TIMER);
+}
+
+/* Rule 2 contradicted by a pause (no timestamps): next to the client (server leg 50 ms), 4
+ * segments, the client's ACK of the first, and 30 ms later more data: too soon after the ACK
+ * for the ACK to have released it (it needs the 50 ms leg to reach the server), yet after a
+ * silence of over half the RTT. A held tail, a timer, or a handshake slower than the data's
+ * round trip: nothing shows which; the 4 segments before the pause are a lower bound. */
+static void pause_against_rule2(void)
+{
+	struct conn c;
+	handshake(&c, false, 50 * MS, 100);
+	data(&c, 0, 50 * MS + 200, 100, 0);
+	for (int i = 0; i < 4; i++) {
+		data(&c, 1, 100 * MS + (uint64_t)i * 100, 1460, 0);
+		if (i == 0)
+			ack(&c, 0, 100 * MS + 50);
+	}
+	for (int i = 0; i < 4; i++)
+		data(&c, 1, 130 * MS + (uint64_t)i * 100, 1460, 0);
+	VERDICT(c, 1, LIMIT_AMBIGUOUS, 4, FF_END_PAUSE, FF_NEXT_ACK);
+}
+
+/* Timing under a 1 ms round trip (loopback, 40 us): two TSO super-packets of 5 segments with
+ * the client's ACK between them. The client's 1 ms clock does not move, so rule 1 falls back
+ * to timing (with timestamps too), and the sending host's own scheduling moves its packets by
+ * more than such a round trip: no exact IW, the first super-packet is a lower bound. */
+static void timing_under_1ms(void)
+{
+	for (int ts = 1; ts >= 0; ts--) {
+		struct conn c;
+		uint32_t seg = ts ? 1448 : 1460;
+		handshake(&c, ts, 20, 20);
+		data(&c, 0, 50, 100, 0);
+		data(&c, 1, 100, 5 * seg, 0);
+		ack(&c, 0, 110);
+		data(&c, 1, 130, 5 * seg, 0);
+		VERDICT(c, 1, LIMIT_AMBIGUOUS, 5, FF_END_TIMING, FF_NEXT_ACK);
+		struct ff_verdict v;
+		flight_verdict(&c.f, 1, &v);
+		CHECK(v.rule == RULE_TIMING);
+	}
+}
+
+/* One direction (an asymmetric route: only the server's packets, from its SYN-ACK on): n1
+ * segments of len echoing the request's TSval (100050), then n2 at t2 echoing echo2 with the
+ * ACK field moved by acked bytes (0: the client sent nothing new, the echo came from a pure
+ * ACK). */
+static void one_dir_flights(struct conn *c, bool ts, int n1, int n2, uint64_t t2, uint32_t echo2,
+                            uint32_t acked)
+{
+	server_only(c, ts);
+	c->nxt[0] += 100; /* the request the capture does not hold */
+	for (int i = 0; i < n1; i++)
+		data(c, 1, 50 * MS + (uint64_t)i * 100, 1448, 100050);
+	c->nxt[0] += acked;
+	for (int i = 0; i < n2; i++)
+		data(c, 1, t2 + (uint64_t)i * 100, 1448, echo2);
+}
+
+/* The echo moved 50 ticks (the client's clock ticks 50 times a round trip) with the ACK field
+ * unchanged: the server processed a pure ACK of its data, and its next flight is twice this
+ * one (slow start; no receive window the capture cannot show stopped it): IW10 by rule echo. */
+static void one_dir_echo(void)
+{
+	struct conn c;
+	one_dir_flights(&c, true, 10, 20, 100 * MS, 100100, 0);
+	VERDICT(c, 1, LIMIT_CWND, 10, FF_END_TSECR, FF_NEXT_ACK);
+	struct ff_verdict v;
+	flight_verdict(&c.f, 1, &v);
+	CHECK(v.rule == RULE_ECHO);
+	CHECK(v.smss == 1448); /* the client's MSS is not in the capture: the flight's own size */
+}
+
+/* The echo moved 1 tick (a round trip of 1.5 ms, a 1 ms clock): a clock ticking about once a
+ * round trip may have moved on any later packet of the client, so the echo does not show
+ * where the flight ended: no verdict. */
+static void one_dir_echo_one_tick(void)
+{
+	struct conn c;
+	one_dir_flights(&c, true, 10, 20, 51 * MS + 500, 100051, 0);
+	struct ff_verdict v;
+	flight_verdict(&c.f, 1, &v);
+	CHECK(v.limit == LIMIT_UNKNOWN);
+	CHECK(v.rule == RULE_ECHO);
+	CHECK(v.segs == 10);
+}
+
+/* The ACK field moved with the echo: the client sent a new request, and the next flight may
+ * answer it: no verdict. */
+static void one_dir_new_request(void)
+{
+	struct conn c;
+	one_dir_flights(&c, true, 10, 20, 100 * MS, 100100, 100);
+	struct ff_verdict v;
+	flight_verdict(&c.f, 1, &v);
+	CHECK(v.limit == LIMIT_UNKNOWN);
+	CHECK(v.rule == RULE_ECHO);
+	CHECK(v.next == FF_NEXT_REQUEST);
+}
+
+/* The next flight only 4 segments (under twice 10, less one): a receive window the capture
+ * cannot show may have stopped both; a lower bound. */
+static void one_dir_small_next(void)
+{
+	struct conn c;
+	one_dir_flights(&c, true, 10, 4, 100 * MS, 100100, 0);
+	VERDICT(c, 1, LIMIT_APP, 10, FF_END_TSECR, FF_NEXT_ACK);
+}
+
+/* 4 full segments (5792 B) fit a 6 KB receive window (Linux <= 2.6.37: 5840), one more would
+ * not: though the next flight is twice this one, the window the capture cannot show may have
+ * stopped it; a lower bound. */
+static void one_dir_six_kb(void)
+{
+	struct conn c;
+	one_dir_flights(&c, true, 4, 8, 100 * MS, 100100, 0);
+	VERDICT(c, 1, LIMIT_APP, 4, FF_END_TSECR, FF_NEXT_ACK);
+}
+
+/* Without timestamps one direction shows no ACK at all: no verdict. */
+static void one_dir_no_timestamps(void)
+{
+	struct conn c;
+	one_dir_flights(&c, false, 10, 20, 100 * MS, 0, 0);
+	struct ff_verdict v;
+	flight_verdict(&c.f, 1, &v);
+	CHECK(v.limit == LIMIT_UNKNOWN);
+	CHECK(v.rule == RULE_TIMING);
+}
+
+/* A hole the receiver acknowledges: next to the client, the capture missed the server's 10th
+ * segment (a full capture buffer, a lossy span port), and the client's ACK covers it while the
+ * flight is still open: where the flight ended is not shown: loss. */
+static void hole_acked_by_receiver(void)
+{
+	struct conn c;
+	handshake(&c, true, 50 * MS, 100);
+	data(&c, 0, 50 * MS + 200, 100, 0);
+	for (int i = 0; i < 9; i++)
+		data(&c, 1, 100 * MS + (uint64_t)i * 100, 1448, 0);
+	c.nxt[1] += 1448; /* the 10th: sent and received, not captured */
+	ack(&c, 0, 101 * MS);
+	VERDICT(c, 1, LIMIT_LOSS, 9, FF_END_NONE, FF_NEXT_NONE);
+	for (int i = 0; i < 20; i++)
+		data(&c, 1, 151 * MS + (uint64_t)i * 100, 1448, 0);
+	VERDICT(c, 1, LIMIT_LOSS, 9, FF_END_TSECR, FF_NEXT_ACK);
+}
+
+/* Byte counting: 8 packets of about 417 B (3338 B, client MSS 1460), then, released by the
+ * client's ACK (echoing its TSval), one of 1297 B, which would have crossed RFC 3390's 4380 B:
+ * a sender counting its window in bytes; its IW is 3 segments, not 8 packets. */
+static void small_packets(struct conn *c, bool ts)
+{
+	handshake(c, ts, 50 * MS, 100);
+	data(c, 0, 50 * MS + 200, 100, 0);
+	for (int i = 0; i < 8; i++)
+		data(c, 1, 100 * MS + (uint64_t)i * 100, i == 7 ? 419 : 417, 0);
+	ack(c, 0, 101 * MS);
+	data(c, 1, 151 * MS, 1297, 0);
+}
+
+static void byte_counting(void)
+{
+	struct conn c;
+	small_packets(&c, true);
+	VERDICT(c, 1, LIMIT_CWND, 3, FF_END_TSECR, FF_NEXT_ACK);
+	struct ff_verdict v;
+	flight_verdict(&c.f, 1, &v);
+	CHECK(v.bytes == 3338 && v.smss == 1448);
+	/* without timestamps nothing shows that the ACK released the 1297 B: a lower bound that
+	 * either kind of sender had room for, ceil(3338 / 1460) */
+	small_packets(&c, false);
+	VERDICT(c, 1, LIMIT_NAGLE, 3, FF_END_TIMING, FF_NEXT_ACK);
+	flight_verdict(&c.f, 1, &v);
+	CHECK((v.limit == LIMIT_APP || v.limit == LIMIT_NAGLE) && v.segs <= 3);
+	/* Linux: a 300 B header then 9 full segments, 10 by packets and 10 by bytes: IW10 */
+	handshake(&c, true, 50 * MS, 100);
+	data(&c, 0, 50 * MS + 200, 100, 0);
+	data(&c, 1, 100 * MS, 300, 0);
+	for (int i = 1; i < 10; i++)
+		data(&c, 1, 100 * MS + (uint64_t)i * 100, 1448, 0);
+	ack(&c, 0, 101 * MS);
+	for (int i = 0; i < 20; i++)
+		data(&c, 1, 151 * MS + (uint64_t)i * 100, 1448, 0);
+	VERDICT(c, 1, LIMIT_CWND, 10, FF_END_TSECR, FF_NEXT_ACK);
+}
+
+/* A snaplen cut the client's SYN before its window scale (the server's SYN-ACK offers one):
+ * the scale is unknown, the client's window field of 3000 may be 3000 bytes (scale 0) or far
+ * more. A 10 x 1448 flight released by an ACK does not fit under 3000: the window may have
+ * stopped it, no exact IW. Under a field of 65535 a 4-segment flight fits at any scale: IW4. */
+static void cut_window_scale(void)
+{
+	struct conn c;
+	handshake_syns(&c, true, 50 * MS, 100, 1460, OPT_MSS | OPT_SACKOK, Q_OPT_CUT,
+	               OPT_MSS | OPT_SACKOK | OPT_WS);
+	c.win[0] = 3000;
+	data(&c, 0, 50 * MS + 200, 100, 0);
+	for (int i = 0; i < 10; i++)
+		data(&c, 1, 100 * MS + (uint64_t)i * 100, 1448, 0);
+	ack(&c, 0, 101 * MS);
+	for (int i = 0; i < 20; i++)
+		data(&c, 1, 151 * MS + (uint64_t)i * 100, 1448, 0);
+	VERDICT(c, 1, LIMIT_AMBIGUOUS, 10, FF_END_TSECR, FF_NEXT_ACK);
+	handshake_syns(&c, true, 50 * MS, 100, 1460, OPT_MSS | OPT_SACKOK, Q_OPT_CUT,
+	               OPT_MSS | OPT_SACKOK | OPT_WS);
+	c.win[0] = 65535;
+	data(&c, 0, 50 * MS + 200, 100, 0);
+	for (int i = 0; i < 4; i++)
+		data(&c, 1, 100 * MS + (uint64_t)i * 100, 1448, 0);
+	ack(&c, 0, 101 * MS);
+	for (int i = 0; i < 8; i++)
+		data(&c, 1, 151 * MS + (uint64_t)i * 100, 1448, 0);
+	VERDICT(c, 1, LIMIT_CWND, 4, FF_END_TSECR, FF_NEXT_ACK);
+}
+
+/* Crafted: both SYNs seen whole without any option, no MSS (no real stack sends that: a
+ * hand-made or rewritten capture). A clean-looking flight of 10 x 536 released by an ACK is
+ * no exact IW. The same flight after SYNs with MSS 536 stays IW10. */
+static void crafted_syns(void)
+{
+	for (int real = 0; real < 2; real++) {
+		struct conn c;
+		uint8_t opts = real ? OPT_MSS : 0;
+		handshake_syns(&c, false, 50 * MS, 100, 536, opts, 0, opts);
+		data(&c, 0, 50 * MS + 200, 100, 0);
+		for (int i = 0; i < 10; i++) {
+			data(&c, 1, 100 * MS + (uint64_t)i * 100, 536, 0);
+			if (i == 1)
+				ack(&c, 0, 100 * MS + 150);
+		}
+		for (int i = 0; i < 20; i++)
+			data(&c, 1, 150 * MS + (uint64_t)i * 100, 536, 0);
+		VERDICT(c, 1, real ? LIMIT_CWND : LIMIT_AMBIGUOUS, 10, FF_END_TIMING, FF_NEXT_ACK);
+		struct ff_verdict v;
+		flight_verdict(&c.f, 1, &v);
+		CHECK(v.smss == 536);
+	}
+}
+
 void test_flight(void)
 {
 	rule1_receiver_side();
@@ -638,4 +927,19 @@ void test_flight(void)
 	force_timing();
 	segments_from_bytes();
 	no_data_and_unknown();
+	late_tail_held_under_timer();
+	late_tail_sender_clock();
+	late_tail_timer_send();
+	pause_against_rule2();
+	timing_under_1ms();
+	one_dir_echo();
+	one_dir_echo_one_tick();
+	one_dir_new_request();
+	one_dir_small_next();
+	one_dir_six_kb();
+	one_dir_no_timestamps();
+	hole_acked_by_receiver();
+	byte_counting();
+	cut_window_scale();
+	crafted_syns();
 }
