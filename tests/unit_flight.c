@@ -1,6 +1,6 @@
 /* Unit tests of the handshake and first-flight trackers on hand-built packet sequences, one
  * connection each, fed in the engine's order (handshake, flights, side counters). Each case is
- * named after the rule of INFERENCE.md it exercises, so a failing check names the rule. */
+ * named after the rule of docs/METHOD.md it exercises, so a failing check names the rule. */
 #include <stdio.h>
 #include <string.h>
 
@@ -232,17 +232,20 @@ static void timer_send_is_not_in_flight(void)
 	data(&c, 1, 91 * MS, 1448, 0); /* TLP at 2 RTT, nothing acknowledged yet */
 	ack(&c, 0, 140 * MS);
 	VERDICT(c, 1, LIMIT_CWND, 10, FF_END_PAUSE, FF_NEXT_TIMER);
-	/* without timestamps nothing shows it was a timer: a lower bound, never IW11 */
+	/* without timestamps nothing shows it was a timer (rule 2 keeps it in flight 1, the pause
+	 * ends it): a lower bound, never IW11 */
 	handshake(&c, false, 100, 30 * MS);
 	data(&c, 0, 30 * MS + 200, 100, 0);
 	for (int i = 0; i < 10; i++)
 		data(&c, 1, 31 * MS + (uint64_t)i * 20, 1460, 0);
 	data(&c, 1, 91 * MS, 1460, 0);
 	ack(&c, 0, 140 * MS);
-	VERDICT(c, 1, LIMIT_APP, 10, FF_END_PAUSE, FF_NEXT_LATE);
+	VERDICT(c, 1, LIMIT_AMBIGUOUS, 10, FF_END_PAUSE, FF_NEXT_LATE);
 }
 
-/* No timer fires within 10 ms: on a LAN a write 3 ms later (15 RTTs) is the application's. */
+/* No timer fires within 10 ms: on a LAN a write 3 ms later (15 RTTs) with the flight's TSecr
+ * was sent before any ACK reached the server, by the application: still flight 1 (a lower
+ * bound of 2), never a timer send. */
 static void timer_floor(void)
 {
 	struct conn c;
@@ -250,10 +253,11 @@ static void timer_floor(void)
 	data(&c, 0, 300, 100, 0);
 	data(&c, 1, 400, 1448, 0);
 	data(&c, 1, 3400, 1448, 0); /* a pause at this RTT, the flight's TSecr, but no timer */
-	VERDICT(c, 1, LIMIT_APP, 1, FF_END_PAUSE, FF_NEXT_LATE);
+	VERDICT(c, 1, LIMIT_APP, 2, FF_END_NONE, FF_NEXT_NONE);
 }
 
-/* Rule 3: an application pause inside what TSecr would still call flight 1 ends it. */
+/* Rule 3 with TSecr: an application pause of 20 ms (under 1.5 RTTs: no timer) with the
+ * flight's echo: the 4 after it went before any ACK reached the server, still flight 1. */
 static void pause_ends_flight(void)
 {
 	struct conn c;
@@ -263,7 +267,7 @@ static void pause_ends_flight(void)
 		data(&c, 1, 31 * MS + (uint64_t)i * 20, 1448, 0);
 	for (int i = 0; i < 4; i++) /* 20 ms later, no ACK yet: the app wrote more */
 		data(&c, 1, 51 * MS + (uint64_t)i * 20, 1448, 0);
-	VERDICT(c, 1, LIMIT_APP, 4, FF_END_PAUSE, FF_NEXT_LATE);
+	VERDICT(c, 1, LIMIT_APP, 8, FF_END_NONE, FF_NEXT_NONE);
 }
 
 /* A burst after the flight: 5 segments, two ACKs, then 12 back to back a round trip later.
@@ -530,15 +534,17 @@ static void verdict_fields(void)
 	/* the client's request: one segment of 100 bytes, its own smss 1448, nothing after it */
 	flight_verdict(&c.f, 0, &v);
 	CHECK(v.bytes == 100 && v.segs == 1 && v.smss == 1448 && v.pause_us == -1);
-	/* by a pause: 4 segments, 20 ms of silence with no ACK, then more */
+	/* by a pause: 4 segments, 60 ms of silence with no ACK, then a timer send (its TSval 60
+	 * ticks on) */
 	handshake(&c, true, 100, 30 * MS);
 	data(&c, 0, 30 * MS + 200, 100, 0);
 	for (int i = 0; i < 4; i++)
 		data(&c, 1, 31 * MS + (uint64_t)i * 20, 1448, 0);
-	data(&c, 1, 51 * MS, 1448, 0);
+	data(&c, 1, 91 * MS, 1448, 0);
 	flight_verdict(&c.f, 1, &v);
-	CHECK(v.limit == LIMIT_APP && v.end == FF_END_PAUSE && v.segs == 4 && v.bytes == 4 * 1448);
-	CHECK(v.pause_us == 51 * MS - (31 * MS + 60));
+	CHECK(v.limit == LIMIT_CWND && v.end == FF_END_PAUSE && v.next == FF_NEXT_TIMER);
+	CHECK(v.segs == 4 && v.bytes == 4 * 1448);
+	CHECK(v.pause_us == 91 * MS - (31 * MS + 60));
 	/* nothing followed yet: the flight is open, no pause, the sender stopped on its own */
 	handshake(&c, true, 30 * MS, 100);
 	data(&c, 0, 31 * MS, 100, 0);

@@ -143,12 +143,16 @@ static int after_silence(const struct flow *f, const struct side *s,
                          const struct first_flight *ff, const struct pkt *p, uint64_t gap_us)
 {
 	uint64_t tmin = timer_min_us(f);
-	if (gap_us < tmin)
-		return 1; /* no timer fires this soon: S sent it without an ACK */
 	int32_t dv = sdiff(p->opt.tsval, ff->last_tsval);
 	int64_t tick = tick_upper_us(s, p);
+	/* S's own clock first: a queue that slowed the flight but not what followed shrinks the
+	 * gap seen here, not the one S's TSvals show */
 	if (tick > 0 && dv >= 0 && (uint64_t)(dv + 1) * (uint64_t)tick < tmin)
-		return 1; /* S's clock: sent sooner than any timer, held on the way */
+		return 1; /* sent sooner than any timer fires: held on the way */
+	if (tick > 0 && dv >= 2 && (uint64_t)(dv - 1) * (uint64_t)tick >= tmin)
+		return 0; /* sent a timer's wait after the flight */
+	if (gap_us < tmin)
+		return 1; /* no timer fires this soon: S sent it without an ACK */
 	return dv >= 2 ? 0 : -1;
 }
 
@@ -593,6 +597,10 @@ void flight_verdict(const struct flow *f, int sender, struct ff_verdict *v)
 	    (ff->next_unsure ||
 	     (ff->rule == RULE_TIMING && rtt >= 0 && rtt < FLIGHT_TIMING_MIN_RTT_US))) {
 		v->limit = LIMIT_AMBIGUOUS;
+		if (ff->rule != RULE_TSECR && ff->gap_segs) { /* as below: up to what is sure */
+			v->segs = ff->gap_segs;
+			v->bytes = ff->gap_bytes;
+		}
 		return;
 	}
 	/* Timing alone (no usable timestamps): the end is not visible where a silence inside the
