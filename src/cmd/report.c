@@ -39,7 +39,7 @@ struct section {
 static const struct section summary_sections[] = {
 	{ "runs", "Runs", DEFAULT_ROWS,
 	  "SELECT probe, id AS run_id, status, source, packets, tcp_packets, decode_errors, flows, "
-	  "evicted FROM runs ORDER BY probe, id" },
+	  "evicted, one_direction, syn_opts_cut, acked_unseen FROM runs ORDER BY probe, id" },
 	{ "handshakes", "Handshakes", DEFAULT_ROWS,
 	  "SELECT handshake, count(*) AS flows, "
 	  "round(100.0 * count(*) / (SELECT count(*) FROM flows), 1) AS pct "
@@ -115,7 +115,8 @@ static const struct {
 	{ "c_iw_class", "iw_class" }, { "iw_std", "standard" },      { "s_iw_end", "end_by" },
 	{ "s_iw_next", "next" },      { "server_port", "port" },     { "exact_flows", "exact" },
 	{ "lower_bound", "lb" },      { "disagree", "split" },       { "app_proto", "app" },
-	{ "server_name", "name" },
+	{ "server_name", "name" },    { "one_direction", "one_dir" }, { "syn_opts_cut", "syn_cut" },
+	{ "acked_unseen", "unseen_bytes" },
 };
 
 static const char *column_title(const char *name)
