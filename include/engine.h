@@ -58,7 +58,8 @@ int engine_tick(engine *e);
  * sink failed. */
 int engine_finish(engine *e);
 
-/* Copies the run counters into run (packets, bytes, decode reasons, flows, evictions). */
+/* Copies the run counters into run (packets, bytes, decode reasons, flows, evictions, what the
+ * capture lacks). */
 void engine_stats(const engine *e, struct run_info *run);
 
 #endif

@@ -109,8 +109,14 @@ struct side {
 	bool ts_seen;          /* last_tsval valid */
 	bool win_known;
 	bool win_is_syn;       /* last_win came from its SYN */
+	bool ack_seen;         /* it sent a segment with ACK: ack_max valid */
 	uint32_t isn;
 	uint32_t snd_max;      /* highest absolute sequence end it sent (valid with isn_known) */
+	uint32_t ack_max;      /* highest ACK it sent, absolute, in the peer's sequence space */
+	/* sequence it skipped in the capture (valid with isn_known): the newest hole [hole_lo,
+	 * hole_hi) as later segments fill it, where that hole opened (hole_mark), and what is left
+	 * of older holes, all below it (unseen) */
+	uint32_t hole_lo, hole_hi, hole_mark, unseen;
 	uint32_t last_tsval;
 	uint16_t last_win;
 	uint64_t pkts, bytes;  /* packets and payload bytes it sent */
@@ -194,6 +200,20 @@ struct flow *flow_oldest(flow_table *t);
 /* Counts p, sent by sd, into sd's state (packets, bytes, last TSval and window, highest
  * sequence). Call after handshake_update and flight_update, which read the state before p. */
 void flow_side_update(struct side *sd, const struct pkt *p);
+
+/* Sequence numbers of side sd that its peer acknowledged but the capture never showed (bytes,
+ * and 1 for a FIN it missed): the peer's highest ACK beyond sd's highest sequence seen, and the
+ * holes below it that nothing filled. 0 when none, or when sd's ISN is unknown (no SYN or
+ * SYN-ACK of it seen). */
+uint32_t flow_acked_unseen(const struct side *sd, const struct side *peer);
+
+/* Whether the rows show packets from one side only, and that side acknowledged something of
+ * the other (an unanswered SYN is not a flow seen in one direction). */
+bool flow_one_direction(const struct flow *f);
+
+/* SYN and SYN-ACK frames of f whose options the snaplen cut (Q_OPT_CUT), retransmissions
+ * included. */
+unsigned flow_syn_opts_cut(const struct flow *f);
 
 uint32_t flow_count(const flow_table *t);
 /* Bytes held per flow slot (struct flow plus its index share), for the README figure. */

@@ -19,6 +19,7 @@ struct side_record {
 	int64_t syn_win, mss, wscale, sack, ts, tfo, ttl, ittl, syn_bytes, syn_retx, quirks;
 	int64_t pkts, bytes;
 	int64_t iw_bytes, iw_segs, smss, ff_start_us, ff_end_us, iw_pause_us;
+	int64_t acked_unseen; /* its sequence numbers the peer acknowledged, never captured */
 	uint8_t rwnd_class;  /* enum rwnd_class, from this side's SYN */
 	uint8_t iw_limit;    /* enum ff_limit */
 	uint8_t iw_rule;     /* enum ff_rule; RULE_NONE without a first flight */
@@ -85,6 +86,9 @@ struct run_info {
 	const char *options;  /* other options that change results, e.g. "timing" */
 	const char *libpcap_version, *ndpi_version;
 	uint64_t packets, bytes, tcp_packets, decode_errors, flows, evicted, skipped_files;
+	/* what the capture lacks (docs/METHOD.md): flows with one side's packets only, SYN and
+	 * SYN-ACK frames whose options the snaplen cut, bytes acknowledged but never captured */
+	uint64_t one_direction, syn_opts_cut, acked_unseen;
 	int64_t pcap_received, pcap_dropped; /* live capture only, else NULL64 */
 	int64_t dpi_peak_states;              /* most nDPI flow states alive at once; NULL64 without nDPI */
 	uint64_t reasons[16];  /* per decode_result */

@@ -22,7 +22,9 @@ static inline const char *record_dpi_name(uint8_t m)
 }
 
 /* X(name, type, value): the flows table's columns in schema order; value is an expression over
- * r (the record) or, for a side's columns, sd (its side_record), written c_NAME and s_NAME. */
+ * r (the record) or, for a side's columns, sd (its side_record), written c_NAME and s_NAME.
+ * Order: FLOW_HEAD, SIDE, FLOW_TAIL, then SIDE_TAIL (side columns added by a migration, which
+ * puts new columns last: a fresh table has them where an upgraded one does). */
 #define FLOW_HEAD(X)                                                        \
 	X(ts_us, INT, r->ts_us)                                                 \
 	X(ip_ver, INT, r->ip_ver)                                               \
@@ -75,5 +77,8 @@ static inline const char *record_dpi_name(uint8_t m)
 	X(server_name, TEXT, record_text(r->server_name))                      \
 	X(dpi_method, TEXT, record_dpi_name(r->dpi_method))                     \
 	X(flow_key, INT, r->flow_key)
+
+#define SIDE_TAIL(X)                                                        \
+	X(acked_unseen, INT, sd->acked_unseen)
 
 #endif

@@ -13,3 +13,13 @@ ALTER TABLE flows ADD COLUMN c_iw_next TEXT;
 ALTER TABLE flows ADD COLUMN s_iw_next TEXT;
 ALTER TABLE flows ADD COLUMN c_iw_pause_us BIGINT;
 ALTER TABLE flows ADD COLUMN s_iw_pause_us BIGINT;
+
+-- version 4
+-- What a capture lacks (docs/METHOD.md "What a capture lacks"): per flow, each side's bytes
+-- acknowledged but never captured; per run, flows seen in one direction only, SYNs whose
+-- options the snaplen cut, and the bytes acknowledged but never captured.
+ALTER TABLE flows ADD COLUMN c_acked_unseen BIGINT;
+ALTER TABLE flows ADD COLUMN s_acked_unseen BIGINT;
+ALTER TABLE runs ADD COLUMN one_direction BIGINT;
+ALTER TABLE runs ADD COLUMN syn_opts_cut BIGINT;
+ALTER TABLE runs ADD COLUMN acked_unseen BIGINT;

@@ -29,6 +29,10 @@ CREATE TABLE runs (
   pcap_dropped    bigint,
   dpi_peak_states bigint,           -- most flows nDPI was inspecting at once (state freed once decided);
                                      -- with --threads 2, the sum of two nDPI contexts' peaks
+  -- what the capture lacks (docs/METHOD.md "What a capture lacks"): verdicts there are lower bounds or none
+  one_direction   bigint,           -- flows whose rows show packets of one side only
+  syn_opts_cut    bigint,           -- SYN and SYN-ACK frames whose options the snaplen cut
+  acked_unseen    bigint,           -- bytes acknowledged but never captured (sum of flows' c_ and s_acked_unseen)
   PRIMARY KEY (probe, id)
 );
 
@@ -94,7 +98,9 @@ CREATE TABLE flows (
   server_name   text,                -- the host the client asked for (TLS SNI, HTTP Host without
                                     -- its :port, an IPv6 literal in brackets), else nDPI's (SSH banner, ...)
   dpi_method    text,                -- payload | guess | none
-  flow_key      bigint NOT NULL     -- the flow's number within its run
+  flow_key      bigint NOT NULL,    -- the flow's number within its run
+  c_acked_unseen bigint, s_acked_unseen bigint -- that side's bytes the other acknowledged but
+                                    -- the capture never showed (0: none; NULL: version < 4)
 );
 
 -- A flow is written as soon as its verdicts are final and updated in place when it ends.
@@ -104,4 +110,4 @@ CREATE UNIQUE INDEX flows_key ON flows(probe, run_id, flow_key, server_ip);
 
 CREATE INDEX flows_server ON flows(server_ip, server_port);
 
-COMMENT ON TABLE runs IS 'iwscope schema 3';
+COMMENT ON TABLE runs IS 'iwscope schema 4';

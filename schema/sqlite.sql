@@ -10,7 +10,7 @@
 -- (*_iw_*, *_smss, *_ff_*) describe that side as a sender.
 
 PRAGMA application_id = 1230459715; -- 0x49575343, 'IWSC'
-PRAGMA user_version = 3;
+PRAGMA user_version = 4;
 
 CREATE TABLE runs (
   probe           TEXT NOT NULL,     -- capture point (--probe, default the host name)
@@ -35,6 +35,10 @@ CREATE TABLE runs (
   pcap_dropped    INTEGER,
   dpi_peak_states INTEGER,           -- most flows nDPI was inspecting at once (state freed once decided);
                                      -- with --threads 2, the sum of two nDPI contexts' peaks
+  -- what the capture lacks (docs/METHOD.md "What a capture lacks"): verdicts there are lower bounds or none
+  one_direction   INTEGER,           -- flows whose rows show packets of one side only
+  syn_opts_cut    INTEGER,           -- SYN and SYN-ACK frames whose options the snaplen cut
+  acked_unseen    INTEGER,           -- bytes acknowledged but never captured (sum of flows' c_ and s_acked_unseen)
   PRIMARY KEY (probe, id)
 );
 
@@ -102,6 +106,8 @@ CREATE TABLE flows (
                                     -- its :port, an IPv6 literal in brackets), else nDPI's (SSH banner, ...)
   dpi_method    TEXT,                -- payload | guess | none
   flow_key      INTEGER NOT NULL,    -- the flow's number within its run
+  c_acked_unseen INTEGER, s_acked_unseen INTEGER, -- that side's bytes the other acknowledged but
+                                    -- the capture never showed (0: none; NULL: version < 4)
   FOREIGN KEY (probe, run_id) REFERENCES runs (probe, id)
 );
 

@@ -27,26 +27,31 @@ CREATE VIEW servers AS
     FROM flows GROUP BY server_ip, server_port;
 
 -- One row per server address and port: the IW its exact (cwnd) flows agree on, the highest
--- lower bound from the others (app, rwnd, nagle, ambiguous), and whether they disagree (INFERENCE.md "Per-host verdicts").
+-- lower bound from the others (app, rwnd, nagle, ambiguous), and the verdict they add up to
+-- (docs/METHOD.md "Per host"): exact (iw), split (exact flows disagree), contradiction (a lower
+-- bound above an exact IW: iw NULL, iw_min and lower_bound show both), lower_bound (no exact
+-- flow). disagree = 1 for split and contradiction.
 CREATE VIEW server_iw AS
-  SELECT server_ip, server_port,
-         count(*) AS flows,
-         count(*) FILTER (WHERE s_iw_limit = 'cwnd') AS exact_flows,
-         CASE WHEN min(CASE WHEN s_iw_limit = 'cwnd' THEN s_iw_segs END)
-                 = max(CASE WHEN s_iw_limit = 'cwnd' THEN s_iw_segs END)
-              THEN max(CASE WHEN s_iw_limit = 'cwnd' THEN s_iw_segs END) END AS iw,
-         min(CASE WHEN s_iw_limit = 'cwnd' THEN s_iw_segs END) AS iw_min,
-         max(CASE WHEN s_iw_limit = 'cwnd' THEN s_iw_segs END) AS iw_max,
-         max(CASE WHEN s_iw_limit IN ('app', 'rwnd', 'nagle', 'ambiguous') THEN s_iw_segs END) AS lower_bound,
-         max(CASE WHEN s_iw_limit = 'cwnd' THEN s_iw_std END) AS iw_std,
-         CASE WHEN min(CASE WHEN s_iw_limit = 'cwnd' THEN s_iw_segs END)
-                 <> max(CASE WHEN s_iw_limit = 'cwnd' THEN s_iw_segs END)
-                OR max(CASE WHEN s_iw_limit IN ('app', 'rwnd', 'nagle', 'ambiguous') THEN s_iw_segs END)
-                 > max(CASE WHEN s_iw_limit = 'cwnd' THEN s_iw_segs END)
-              THEN 1 ELSE 0 END AS disagree,
-         max(app_proto) AS app_proto, max(server_name) AS server_name
-    FROM flows WHERE s_iw_limit IS NOT NULL AND s_iw_limit <> 'none'
-    GROUP BY server_ip, server_port;
+  SELECT server_ip, server_port, flows, exact_flows,
+         CASE WHEN iw_min = iw_max AND NOT coalesce(lower_bound > iw_min, false) THEN iw_max END AS iw,
+         iw_min, iw_max, lower_bound,
+         CASE WHEN NOT coalesce(lower_bound > iw_min, false) THEN iw_std END AS iw_std,
+         CASE WHEN iw_min <> iw_max OR lower_bound > iw_min THEN 1 ELSE 0 END AS disagree,
+         CASE WHEN exact_flows = 0 THEN CASE WHEN lower_bound IS NULL THEN 'none' ELSE 'lower_bound' END
+              WHEN lower_bound > iw_min THEN 'contradiction'
+              WHEN iw_min <> iw_max THEN 'split'
+              ELSE 'exact' END AS verdict,
+         app_proto, server_name
+    FROM (SELECT server_ip, server_port,
+                 count(*) AS flows,
+                 count(*) FILTER (WHERE s_iw_limit = 'cwnd') AS exact_flows,
+                 min(CASE WHEN s_iw_limit = 'cwnd' THEN s_iw_segs END) AS iw_min,
+                 max(CASE WHEN s_iw_limit = 'cwnd' THEN s_iw_segs END) AS iw_max,
+                 max(CASE WHEN s_iw_limit IN ('app', 'rwnd', 'nagle', 'ambiguous') THEN s_iw_segs END) AS lower_bound,
+                 max(CASE WHEN s_iw_limit = 'cwnd' THEN s_iw_std END) AS iw_std,
+                 max(app_proto) AS app_proto, max(server_name) AS server_name
+            FROM flows WHERE s_iw_limit IS NOT NULL AND s_iw_limit <> 'none'
+            GROUP BY server_ip, server_port) AS per_server;
 
 -- The server IW distribution: exact classes and lower bounds, with the standard matched.
 CREATE VIEW iw_classes AS

@@ -4,8 +4,8 @@
 import csv
 import io
 
-SERVER_COLS = ["server_ip", "server_port", "flows", "exact_flows", "iw", "lower_bound", "iw_std",
-               "disagree", "app_proto", "server_name"]
+SERVER_COLS = ["server_ip", "server_port", "flows", "exact_flows", "iw", "iw_min", "iw_max", "lower_bound",
+               "iw_std", "verdict", "app_proto", "server_name"]
 
 
 def strict_json(text, what):
@@ -337,7 +337,7 @@ def t_report_ro_fs(binary, tmp):
     upgraded = os.path.join(tmp, "upgraded.db")  # what the old file reads as once upgraded
     shutil.copy(os.path.join(PCAPS, "schema2.db"), upgraded)
     run(["report", upgraded], binary, 0)
-    eq(rows(upgraded, "PRAGMA user_version")[0]["user_version"], 3, "a writable old file upgrades")
+    eq(rows(upgraded, "PRAGMA user_version")[0]["user_version"], 4, "a writable old file upgrades")
     before = digest(ro)
     eq(sorted(before), ["new.db", "old.db"], "files before")
     for name, same_as in (("new.db", os.path.join(tmp, "new-copy.db")), ("old.db", upgraded)):
@@ -480,3 +480,47 @@ def t_demo(binary, tmp):
         ("10.77.0.2", 443, 10, "rfc6928", "TLS", "api.modern.test"),
         ("10.77.0.4", 443, 16, "custom", "TLS", "www.bigcdn.test")], "server verdicts")
     eq(rows(db, "SELECT count(*) AS n FROM flows WHERE c_rwnd_class = '6KB'")[0]["n"], 3, "6KB clients")
+
+
+@test("server-contradiction", ("release", "asan"))
+def t_server_contradiction(binary, tmp):
+    """A server whose exact IW another flow's lower bound contradicts (exact IW2, a flow with
+    at least 3) is a contradiction: iw NULL, not split, both numbers shown, and not counted as
+    an IW; exact flows that disagree among themselves are split; agreeing ones are exact."""
+    db = analyse(binary, [truth_pcap("iw10.mid")], tmp, ["--no-dpi"])
+    base = rows(db, "SELECT * FROM flows ORDER BY flow_key LIMIT 1")[0]
+    con = sqlite3.connect(db)
+    cols = list(base)
+    key = max(r["flow_key"] for r in rows(db, "SELECT flow_key FROM flows")) + 1
+    # (server, IW segments, limit): .1 contradicted, .2 split, .3 exact with a lower bound under it
+    for ip, segs, limit in (("192.0.2.1", 2, "cwnd"), ("192.0.2.1", 2, "cwnd"), ("192.0.2.1", 3, "app"),
+                            ("192.0.2.2", 2, "cwnd"), ("192.0.2.2", 4, "cwnd"),
+                            ("192.0.2.3", 10, "cwnd"), ("192.0.2.3", 4, "rwnd")):
+        r = dict(base, server_ip=ip, server_port=443, flow_key=key, s_iw_segs=segs, s_iw_limit=limit,
+                 s_iw_class=("IW%d" if limit == "cwnd" else ">=IW%d") % segs,
+                 s_iw_std="rfc2581" if limit == "cwnd" and segs == 2 else None)
+        key += 1
+        con.execute("INSERT INTO flows (%s) VALUES (%s)" % (", ".join(cols), ", ".join("?" * len(cols))),
+                    [r[c] for c in cols])
+    con.commit()
+    con.close()
+    _, out, _ = run(["report", db, "--by", "server", "--format", "json"], binary, 0)
+    got = {r["server_ip"]: {k: r[k] for k in ("exact_flows", "iw", "iw_min", "iw_max", "lower_bound",
+                                              "iw_std", "verdict")}
+           for r in strict_json(out, "json")["servers"] if r["server_ip"].startswith("192.0.2.")}
+    eq(got, {"192.0.2.1": {"exact_flows": 2, "iw": None, "iw_min": 2, "iw_max": 2, "lower_bound": 3,
+                           "iw_std": None, "verdict": "contradiction"},
+             "192.0.2.2": {"exact_flows": 2, "iw": None, "iw_min": 2, "iw_max": 4, "lower_bound": None,
+                           "iw_std": "rfc2581", "verdict": "split"},
+             "192.0.2.3": {"exact_flows": 1, "iw": 10, "iw_min": 10, "iw_max": 10, "lower_bound": 4,
+                           "iw_std": None, "verdict": "exact"}}, "server verdicts")
+    # the table shows both numbers and the word; the disagreeing servers say which kind
+    _, out, _ = run(["report", db, "--by", "server"], binary, 0)
+    line = [l for l in out.splitlines() if "192.0.2.1 " in l][0].split()
+    eq(line[1:9], ["443", "3", "2", "-", "2", "2", "3", "-"], "contradiction row: iw -, min, max, lb")
+    eq(line[9], "contradiction", "its verdict")
+    _, out, _ = run(["report", db, "--format", "json"], binary, 0)
+    eq(sorted((r["server_ip"], r["verdict"]) for r in strict_json(out, "json")["disagreeing_servers"]),
+       [("192.0.2.1", "contradiction"), ("192.0.2.2", "split")], "servers whose flows disagree")
+    eq(rows(db, "SELECT count(*) AS n FROM server_iw WHERE iw IS NOT NULL AND server_ip LIKE '192.0.2.%'")[0]["n"],
+       1, "only the exact server counts as an IW")

@@ -15,11 +15,11 @@ def t_sqlite_upgrade(binary, tmp):
     rc, out, err = run(["report", db, "--by", "server"], binary)
     eq((rc, err), (0, ""), "report on a version-2 file")
     assert "Servers" in out, out
-    eq(rows(db, "PRAGMA user_version")[0]["user_version"], 3, "upgraded")
+    eq(rows(db, "PRAGMA user_version")[0]["user_version"], 4, "upgraded")
     cols = [c["name"] for c in rows(db, "SELECT name FROM pragma_table_info('flows')")]
-    eq(cols[-6:], NEW_IN_3, "new columns, at the end of a migrated table")
+    eq(cols[-8:], NEW_IN_3 + NEW_IN_4, "new columns, at the end of a migrated table")
     new = rows(db, "SELECT * FROM flows ORDER BY flow_key")
-    eq([{k: v for k, v in r.items() if k not in NEW_IN_3} for r in new], old, "rows kept")
+    eq([{k: v for k, v in r.items() if k not in NEW_IN_3 + NEW_IN_4} for r in new], old, "rows kept")
     eq({r["s_iw_end"] for r in new}, {None}, "evidence unknown for old rows")
     run(["-q", "--no-dpi", "--probe", "again", "-r", truth_pcap(), "-o", db], binary, 0)
     eq(rows(db, "SELECT count(*) AS n FROM flows WHERE probe = 'again' AND s_iw_end IS NOT NULL")[0]["n"] > 0,
@@ -327,3 +327,124 @@ def t_merge(binary, tmp):
     eq(count_rows(os.path.join(tmp, "two.db")), 10, "the good file merged")
     rc, _, err = run(["merge", out, "-o", out], binary)
     eq(rc, 2, "merging a file into itself")
+
+
+LACKS = "SELECT flows, one_direction, syn_opts_cut, acked_unseen FROM runs"
+
+
+def tshark_fields(pcap, filt, *fields):
+    args = ["tshark", "-n", "-r", pcap, "-Y", filt, "-T", "fields"]
+    for f in fields:
+        args += ["-e", f]
+    out = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                         check=True).stdout
+    return [line.split("\t") for line in out.splitlines()]
+
+
+@test("what-a-capture-lacks-counted", ("release", "asan"))
+def t_lacks(binary, tmp):
+    """runs.one_direction, syn_opts_cut and acked_unseen, and flows' c_/s_acked_unseen, count
+    what a capture lacks, and the summary line and the report say it: the whole capture lacks
+    nothing; cut to 54 bytes, every SYN and SYN-ACK has its options cut; the server's packets
+    alone are every flow in one direction; one server data segment removed is its length
+    acknowledged but never captured, in its flow's s_acked_unseen and the run's."""
+    for tool in ("editcap", "tshark", "tcpdump"):
+        if not shutil.which(tool):
+            raise Skip(tool + " not installed")
+    src = truth_pcap()
+    whole = analyse(binary, [src], tmp, ["--no-dpi"], "whole.db")
+    nflows = count_rows(whole)
+    eq(rows(whole, LACKS), [{"flows": nflows, "one_direction": 0, "syn_opts_cut": 0, "acked_unseen": 0}],
+       "the whole capture")
+    eq({(r["c_acked_unseen"], r["s_acked_unseen"]) for r in rows(whole)}, {(0, 0)}, "its flows")
+
+    def summary(pcap, name, extra=()):
+        db = os.path.join(tmp, name)
+        _, _, err = run(["--no-dpi", "-r", pcap, "-o", db] + list(extra), binary, 0)
+        return db, err
+
+    cut = os.path.join(tmp, "cut54.pcap")
+    subprocess.run(["editcap", "-s", "54", src, cut], check=True)
+    syns = len(tshark_fields(cut, "tcp.flags.syn == 1", "frame.number"))
+    assert syns >= 2 * nflows, syns
+    db, err = summary(cut, "cut.db")
+    eq(rows(db, LACKS), [{"flows": nflows, "one_direction": 0, "syn_opts_cut": syns, "acked_unseen": 0}],
+       "cut to 54 bytes")
+    assert "; %d SYNs with options cut by the snaplen: verdicts there are exact only where" % syns in err, err
+
+    srv = os.path.join(tmp, "server.pcap")
+    subprocess.run(["tcpdump", "-r", src, "-w", srv, "tcp src port 8080"], check=True,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    for extra in ((), ("--threads", "1")):
+        db, err = summary(srv, "server%d.db" % len(extra), extra)
+        eq(rows(db, LACKS), [{"flows": nflows, "one_direction": nflows, "syn_opts_cut": 0, "acked_unseen": 0}],
+           "the server's direction only %s" % (extra,))
+        assert "; %d flows seen in one direction only:" % nflows in err, err
+
+    # the fifth data segment of the server's first flow, gone from the capture
+    seg = tshark_fields(src, "tcp.srcport == 8080 && tcp.len > 0 && tcp.stream == 0",
+                        "frame.number", "tcp.len", "tcp.dstport")[4]
+    frame, length, cport = int(seg[0]), int(seg[1]), int(seg[2])
+    holed = os.path.join(tmp, "holed.pcap")
+    subprocess.run(["editcap", src, holed, str(frame)], check=True)
+    db, err = summary(holed, "holed.db")
+    eq(rows(db, LACKS), [{"flows": nflows, "one_direction": 0, "syn_opts_cut": 0, "acked_unseen": length}],
+       "a server segment removed")
+    eq({r["client_port"]: (r["c_acked_unseen"], r["s_acked_unseen"]) for r in rows(db)},
+       {r["client_port"]: (0, length if r["client_port"] == cport else 0) for r in rows(whole)},
+       "the segment's flow")
+    assert "; %s bytes acknowledged but never captured:" % format(length, ",") in err, err
+    # the report says them, in every format
+    _, out, _ = run(["report", db, "--format", "json"], binary, 0)
+    got = json.loads(out)["runs"][0]
+    eq((got["one_direction"], got["syn_opts_cut"], got["acked_unseen"]), (0, 0, length), "report json")
+    _, out, _ = run(["report", db, "--format", "csv"], binary, 0)
+    lines = out.splitlines()
+    head = lines.index("# runs") + 1
+    eq(dict(zip(lines[head].split(","), lines[head + 1].split(",")))["acked_unseen"], str(length), "report csv")
+    _, out, _ = run(["report", db], binary, 0)
+    assert "unseen_bytes" in out and "one_dir" in out and "syn_cut" in out, out
+    # merge copies them
+    merged = os.path.join(tmp, "merged.db")
+    run(["merge", db, os.path.join(tmp, "cut.db"), "-o", merged], binary, 0)
+    eq(sorted(rows(merged, LACKS), key=lambda r: r["acked_unseen"]),
+       sorted(rows(db, LACKS) + rows(os.path.join(tmp, "cut.db"), LACKS), key=lambda r: r["acked_unseen"]),
+       "merged runs")
+
+
+@test("schema-3-file-upgraded-in-place", ("release", "asan"))
+def t_sqlite_upgrade_3(binary, tmp):
+    """A version-3 file (a fresh one taken back: version 4's columns dropped) is upgraded when
+    a run writes to it: its rows stay with the new columns NULL (unknown), the new columns come
+    last, the new run's counters and flows have them."""
+    db = analyse(binary, [truth_pcap()], tmp, ["--no-dpi", "--probe", "old"], "v3.db")
+    con = sqlite3.connect(db)
+    for v in [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'view'")]:
+        con.execute("DROP VIEW %s" % v)
+    for c in NEW_IN_4:
+        con.execute("ALTER TABLE flows DROP COLUMN %s" % c)
+    for c in NEW_RUNS_IN_4:
+        con.execute("ALTER TABLE runs DROP COLUMN %s" % c)
+    con.execute("PRAGMA user_version = 3")
+    con.commit()
+    con.close()
+    old = rows(db, "SELECT * FROM flows ORDER BY flow_key")
+    run(["-q", "--no-dpi", "--probe", "new", "-r", truth_pcap(), "-o", db], binary, 0)
+    eq(rows(db, "PRAGMA user_version")[0]["user_version"], 4, "upgraded")
+    cols = [c["name"] for c in rows(db, "SELECT name FROM pragma_table_info('flows')")]
+    eq(cols[-2:], NEW_IN_4, "flows' new columns last")
+    cols = [c["name"] for c in rows(db, "SELECT name FROM pragma_table_info('runs')")]
+    eq(cols[-3:], NEW_RUNS_IN_4, "runs' new columns last")
+    got = rows(db, "SELECT * FROM flows WHERE probe = 'old' ORDER BY flow_key")
+    eq([{k: v for k, v in r.items() if k not in NEW_IN_4} for r in got], old, "rows kept")
+    eq({(r["c_acked_unseen"], r["s_acked_unseen"]) for r in got}, {(None, None)}, "unknown for old rows")
+    eq({(r["c_acked_unseen"], r["s_acked_unseen"])
+        for r in rows(db, "SELECT * FROM flows WHERE probe = 'new'")}, {(0, 0)}, "the new run's flows")
+    eq(rows(db, "SELECT probe, one_direction, syn_opts_cut, acked_unseen FROM runs ORDER BY probe"),
+       [{"probe": "new", "one_direction": 0, "syn_opts_cut": 0, "acked_unseen": 0},
+        {"probe": "old", "one_direction": None, "syn_opts_cut": None, "acked_unseen": None}], "runs")
+    fresh = analyse(binary, [truth_pcap()], tmp, ["--no-dpi"], "fresh.db")
+    q = "SELECT name, sql FROM sqlite_master WHERE type = 'view' ORDER BY name"
+    eq(rows(db, q), rows(fresh, q), "views as a fresh file's")
+    _, out, _ = run(["report", db, "--format", "json"], binary, 0)
+    eq([r["acked_unseen"] for r in json.loads(out)["runs"]], [0, None], "report: new, old")

@@ -24,6 +24,7 @@ struct engine {
 	uint64_t now_us;           /* latest capture time seen (time never runs backwards here) */
 	uint64_t next_expire_us;
 	uint64_t packets, bytes, tcp_packets, flows_out, evicted;
+	uint64_t one_direction, syn_opts_cut, acked_unseen; /* what the capture lacks (flow.h) */
 	uint64_t next_key;         /* flows begun so far: the next one's key follows from it */
 	struct names_pool names;   /* requests held while incomplete (names.c) */
 	bool hunt;                 /* nDPI is on: look for the names clients ask for */
@@ -146,6 +147,9 @@ static int emit(engine *e, struct flow *f, enum end_reason why)
 {
 	if (!f->end_reason)
 		f->end_reason = (uint8_t)why;
+	e->one_direction += flow_one_direction(f);
+	e->syn_opts_cut += flow_syn_opts_cut(f);
+	e->acked_unseen += flow_acked_unseen(&f->c, &f->s) + (uint64_t)flow_acked_unseen(&f->s, &f->c);
 	int rc = write_record(e, f);
 	dpi_state_free(&f->dpi);
 	names_free(&f->hunt, &e->names);
@@ -283,6 +287,9 @@ void engine_stats(const engine *e, struct run_info *run)
 	run->tcp_packets = e->tcp_packets;
 	run->flows = e->flows_out;
 	run->evicted = e->evicted;
+	run->one_direction = e->one_direction;
+	run->syn_opts_cut = e->syn_opts_cut;
+	run->acked_unseen = e->acked_unseen;
 	run->decode_errors = 0;
 	run->nreasons = 0;
 	for (unsigned r = 1; r < DECODE_NREASONS && run->nreasons < 16; r++) {

@@ -324,6 +324,31 @@ uint32_t flow_count(const flow_table *t) { return t->count; }
 
 size_t flow_slot_bytes(void) { return sizeof(struct flow) + 2 * sizeof(uint32_t); } /* + buckets */
 
+/* Follows the sequence sd skipped in the capture as its segment [start, end) arrives (before
+ * snd_max moves): a segment beyond snd_max opens a hole (the last one left becomes unseen; a
+ * pure ACK's sequence number shows what was sent before it too), one below it fills the newest
+ * hole. A segment inside it keeps its lower part; the upper part
+ * counts as unseen (one hole is followed: a later fill of that part is not seen). */
+static void side_holes(struct side *sd, uint32_t start, uint32_t end)
+{
+	if ((int32_t)(start - sd->snd_max) > 0) {
+		sd->unseen += sd->hole_hi - sd->hole_lo;
+		sd->hole_lo = sd->hole_mark = sd->snd_max;
+		sd->hole_hi = start;
+		return;
+	}
+	if (end == start || sd->hole_lo == sd->hole_hi || (int32_t)(end - sd->hole_lo) <= 0 ||
+	    (int32_t)(start - sd->hole_hi) >= 0)
+		return;
+	if ((int32_t)(start - sd->hole_lo) <= 0) {
+		sd->hole_lo = (int32_t)(end - sd->hole_hi) >= 0 ? sd->hole_hi : end;
+	} else {
+		if ((int32_t)(end - sd->hole_hi) < 0)
+			sd->unseen += sd->hole_hi - end;
+		sd->hole_hi = start;
+	}
+}
+
 void flow_side_update(struct side *sd, const struct pkt *p)
 {
 	sd->pkts++;
@@ -337,7 +362,48 @@ void flow_side_update(struct side *sd, const struct pkt *p)
 	sd->win_is_syn = (p->flags & TH_SYN) != 0;
 	if (sd->isn_known) {
 		uint32_t end = p->seq + p->payload_len + ((p->flags & (TH_SYN | TH_FIN)) ? 1 : 0);
+		side_holes(sd, p->seq, end);
 		if ((int32_t)(end - sd->snd_max) > 0)
 			sd->snd_max = end;
 	}
+	if (p->flags & TH_ACK) {
+		if (!sd->ack_seen || (int32_t)(p->ack - sd->ack_max) > 0)
+			sd->ack_max = p->ack;
+		sd->ack_seen = true;
+	}
+}
+
+uint32_t flow_acked_unseen(const struct side *sd, const struct side *peer)
+{
+	if (!sd->isn_known || !peer->ack_seen)
+		return 0;
+	/* an ACK behind sd's ISN belongs to nothing sd sent (a stray or an earlier connection) */
+	if ((int32_t)(peer->ack_max - (sd->isn + 1)) < 0)
+		return 0;
+	uint32_t ack = peer->ack_max, n = 0;
+	int32_t d = (int32_t)(ack - sd->snd_max);
+	if (d > 0)
+		n += (uint32_t)d;
+	/* the holes: the newest as far as the ACK covers it, older ones once it passed them */
+	if (sd->hole_lo != sd->hole_hi && (int32_t)(ack - sd->hole_lo) > 0)
+		n += (int32_t)(ack - sd->hole_hi) >= 0 ? sd->hole_hi - sd->hole_lo : ack - sd->hole_lo;
+	if (sd->unseen && (int32_t)(ack - sd->hole_mark) >= 0)
+		n += sd->unseen;
+	return n;
+}
+
+bool flow_one_direction(const struct flow *f)
+{
+	const struct side *only = f->s.pkts == 0 ? &f->c : f->c.pkts == 0 ? &f->s : NULL;
+	return only && only->pkts > 0 && only->ack_seen;
+}
+
+unsigned flow_syn_opts_cut(const struct flow *f)
+{
+	unsigned n = 0;
+	if (f->c.syn.ts_us && (f->c.syn.quirks & Q_OPT_CUT))
+		n += 1u + f->c.syn.retx;
+	if (f->s.syn.ts_us && (f->s.syn.quirks & Q_OPT_CUT))
+		n += 1u + f->s.syn.retx;
+	return n;
 }

@@ -115,6 +115,8 @@ void record_build(const struct flow *f, const char *asked_name, struct flow_reco
 	side_syn_record(&f->s, &r->s);
 	side_flight_record(f, 0, &r->c);
 	side_flight_record(f, 1, &r->s);
+	r->c.acked_unseen = flow_acked_unseen(&f->c, &f->s);
+	r->s.acked_unseen = flow_acked_unseen(&f->s, &f->c);
 	r->duration_us = (int64_t)(f->last_us - f->first_us);
 	r->end_reason = f->end_reason;
 	r->dpi_method = RDPI_OFF;
@@ -131,13 +133,16 @@ void record_build(const struct flow *f, const char *asked_name, struct flow_reco
 
 #define ENTRY(name, type, value) { #name, COL_##type },
 #define SIDE_ENTRIES(name, type, value) { "c_" #name, COL_##type }, { "s_" #name, COL_##type },
-const struct record_column record_columns[] = { FLOW_HEAD(ENTRY) SIDE(SIDE_ENTRIES) FLOW_TAIL(ENTRY) };
+const struct record_column record_columns[] = {
+	FLOW_HEAD(ENTRY) SIDE(SIDE_ENTRIES) FLOW_TAIL(ENTRY) SIDE_TAIL(SIDE_ENTRIES)
+};
 const unsigned record_ncolumns = sizeof(record_columns) / sizeof(record_columns[0]);
 
 #define ID(name, type, value) ID_##name,
 enum { FLOW_HEAD(ID) N_HEAD };
 enum { SIDE(ID) N_SIDE };
 enum { FLOW_TAIL(ID) N_TAIL };
+enum { SIDE_TAIL(ID) N_SIDE_TAIL };
 
 #define PUT_INT(value) (*i = (int64_t)(value), COL_INT)
 #define PUT_TEXT(value) (*s = (value), COL_TEXT)
@@ -155,9 +160,15 @@ int record_value(const struct flow_record *r, unsigned col, int64_t *i, const ch
 		switch (k / 2) {
 		SIDE(CASE)
 		}
-	} else {
+	} else if (col < N_HEAD + 2 * N_SIDE + N_TAIL) {
 		switch (col - N_HEAD - 2 * N_SIDE) {
 		FLOW_TAIL(CASE)
+		}
+	} else {
+		unsigned k = col - N_HEAD - 2 * N_SIDE - N_TAIL;
+		const struct side_record *sd = k % 2 ? &r->s : &r->c;
+		switch (k / 2) {
+		SIDE_TAIL(CASE)
 		}
 	}
 	*i = NULL64;

@@ -103,6 +103,45 @@ static void source_text(const struct config *cfg, char *buf, size_t len)
 	}
 }
 
+/* v with a comma between each three digits ("52,000"), into buf. */
+static const char *grouped(uint64_t v, char *buf, size_t len)
+{
+	char digits[24];
+	int n = snprintf(digits, sizeof(digits), "%llu", (unsigned long long)v);
+	size_t o = 0;
+	for (int i = 0; i < n && o + 2 < len; i++) {
+		if (i && (n - i) % 3 == 0)
+			buf[o++] = ',';
+		buf[o++] = digits[i];
+	}
+	buf[o] = '\0';
+	return buf;
+}
+
+/* What the capture lacks, on the summary line, when it lacks anything (docs/METHOD.md "What a
+ * capture lacks"). */
+static void print_lacks(const struct run_info *run)
+{
+	if (!run->one_direction && !run->syn_opts_cut && !run->acked_unseen)
+		return;
+	const char *sep = "; ";
+	char b[32];
+	if (run->one_direction) {
+		fprintf(stderr, "%s%s flow%s seen in one direction only", sep,
+		        grouped(run->one_direction, b, sizeof(b)), run->one_direction == 1 ? "" : "s");
+		sep = ", ";
+	}
+	if (run->syn_opts_cut) {
+		fprintf(stderr, "%s%s SYN%s with options cut by the snaplen", sep,
+		        grouped(run->syn_opts_cut, b, sizeof(b)), run->syn_opts_cut == 1 ? "" : "s");
+		sep = ", ";
+	}
+	if (run->acked_unseen)
+		fprintf(stderr, "%s%s byte%s acknowledged but never captured", sep,
+		        grouped(run->acked_unseen, b, sizeof(b)), run->acked_unseen == 1 ? "" : "s");
+	fprintf(stderr, ": verdicts there are exact only where the packets show them (docs/METHOD.md)");
+}
+
 static void print_summary(const struct config *cfg, const struct run_info *run, const store *db,
                           const pgsink *pg)
 {
@@ -123,6 +162,7 @@ static void print_summary(const struct config *cfg, const struct run_info *run, 
 	        (unsigned long long)run->flows, run->flows == 1 ? "" : "s", cfg->db_shown);
 	if (run->evicted)
 		fprintf(stderr, ", %llu evicted early (table full)", (unsigned long long)run->evicted);
+	print_lacks(run);
 	fprintf(stderr, "\n");
 	if (run->decode_errors) {
 		fprintf(stderr, "iwscope: %llu frames could not be decoded:",

@@ -39,7 +39,7 @@ struct section {
 static const struct section summary_sections[] = {
 	{ "runs", "Runs", DEFAULT_ROWS,
 	  "SELECT probe, id AS run_id, status, source, packets, tcp_packets, decode_errors, flows, "
-	  "evicted FROM runs ORDER BY probe, id" },
+	  "evicted, one_direction, syn_opts_cut, acked_unseen FROM runs ORDER BY probe, id" },
 	{ "handshakes", "Handshakes", DEFAULT_ROWS,
 	  "SELECT handshake, count(*) AS flows, "
 	  "round(100.0 * count(*) / (SELECT count(*) FROM flows), 1) AS pct "
@@ -66,7 +66,7 @@ static const struct section summary_sections[] = {
 	  "WHERE s_iw_limit IS NOT NULL AND s_iw_limit <> 'none' GROUP BY 1, 2, 3 "
 	  "ORDER BY s_iw_limit <> 'cwnd', 4 DESC, 1, 2, 3" },
 	{ "disagreeing_servers", "Servers whose flows disagree", 20,
-	  "SELECT server_ip, server_port, exact_flows, iw_min, iw_max, lower_bound "
+	  "SELECT server_ip, server_port, exact_flows, iw_min, iw_max, lower_bound, verdict "
 	  "FROM server_iw WHERE disagree = 1 ORDER BY flows DESC, server_ip, server_port" },
 	{ "frames_not_analysed", "Frames not analysed", DEFAULT_ROWS,
 	  "SELECT reason, sum(packets) AS packets FROM run_decode GROUP BY reason "
@@ -75,8 +75,8 @@ static const struct section summary_sections[] = {
 
 static const struct section server_sections[] = {
 	{ "servers", "Servers: initial window verdicts", 100,
-	  "SELECT server_ip, server_port, flows, exact_flows, iw, lower_bound, iw_std, disagree, "
-	  "app_proto, server_name FROM server_iw ORDER BY flows DESC, server_ip, server_port" },
+	  "SELECT server_ip, server_port, flows, exact_flows, iw, iw_min, iw_max, lower_bound, iw_std, "
+	  "verdict, app_proto, server_name FROM server_iw ORDER BY flows DESC, server_ip, server_port" },
 };
 
 static const struct section app_sections[] = {
@@ -114,8 +114,10 @@ static const struct {
 	{ "iw_limit", "why" },        { "c_iw_limit", "why" },       { "s_iw_limit", "why" },
 	{ "c_iw_class", "iw_class" }, { "iw_std", "standard" },      { "s_iw_end", "end_by" },
 	{ "s_iw_next", "next" },      { "server_port", "port" },     { "exact_flows", "exact" },
-	{ "lower_bound", "lb" },      { "disagree", "split" },       { "app_proto", "app" },
-	{ "server_name", "name" },
+	{ "lower_bound", "lb" },      { "iw_min", "min" },           { "iw_max", "max" },
+	{ "app_proto", "app" },
+	{ "server_name", "name" },    { "one_direction", "one_dir" }, { "syn_opts_cut", "syn_cut" },
+	{ "acked_unseen", "unseen_bytes" },
 };
 
 static const char *column_title(const char *name)

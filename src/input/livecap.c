@@ -582,6 +582,9 @@ static void add_stats(struct run_info *run, const struct run_info *w)
 	run->tcp_packets += w->tcp_packets;
 	run->flows += w->flows;
 	run->evicted += w->evicted;
+	run->one_direction += w->one_direction;
+	run->syn_opts_cut += w->syn_opts_cut;
+	run->acked_unseen += w->acked_unseen;
 	run->decode_errors += w->decode_errors;
 	for (unsigned i = 0; i < w->nreasons; i++) {
 		unsigned j = 0;
@@ -611,6 +614,7 @@ int livecap_finish(livecap *lc, struct sink *sinks, unsigned nsinks, struct run_
 	}
 	join_threads(lc);
 	run->packets = run->bytes = run->tcp_packets = run->flows = run->evicted = 0;
+	run->one_direction = run->syn_opts_cut = run->acked_unseen = 0;
 	run->decode_errors = 0;
 	run->nreasons = 0;
 	for (unsigned i = 0; i < lc->nworkers; i++) {

@@ -683,7 +683,7 @@ static int sink_flow(void *self, const struct flow_record *r)
 #define BIND_SIDES(name, type, value) \
 	{ const struct side_record *sd = &r->c; BIND_##type(value); } \
 	{ const struct side_record *sd = &r->s; BIND_##type(value); }
-	FLOW_HEAD(BIND) SIDE(BIND_SIDES) FLOW_TAIL(BIND)
+	FLOW_HEAD(BIND) SIDE(BIND_SIDES) FLOW_TAIL(BIND) SIDE_TAIL(BIND_SIDES)
 #undef BIND_INT
 #undef BIND_TEXT
 #undef BIND
@@ -718,7 +718,8 @@ static int sink_end(void *self, const struct run_info *run)
 	sqlite3_stmt *st;
 	const char *sql = "UPDATE runs SET finished_us=?, status=?, packets=?, bytes=?, tcp_packets=?, "
 	                  "decode_errors=?, flows=?, evicted=?, skipped_files=?, pcap_received=?, "
-	                  "pcap_dropped=?, dpi_peak_states=? WHERE id=? AND probe=?";
+	                  "pcap_dropped=?, dpi_peak_states=?, one_direction=?, syn_opts_cut=?, "
+	                  "acked_unseen=? WHERE id=? AND probe=?";
 	if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
 		goto fail;
 	bind_i64(st, 1, run->finished_us);
@@ -733,8 +734,11 @@ static int sink_end(void *self, const struct run_info *run)
 	bind_i64(st, 10, run->pcap_received);
 	bind_i64(st, 11, run->pcap_dropped);
 	bind_i64(st, 12, run->dpi_peak_states);
-	bind_i64(st, 13, s->run_id);
-	bind_text(st, 14, s->probe);
+	bind_i64(st, 13, (int64_t)run->one_direction);
+	bind_i64(st, 14, (int64_t)run->syn_opts_cut);
+	bind_i64(st, 15, (int64_t)run->acked_unseen);
+	bind_i64(st, 16, s->run_id);
+	bind_text(st, 17, s->probe);
 	int rc = sqlite3_step(st);
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE)

@@ -464,11 +464,17 @@ static void cols_row(int y, const struct col *c, int n, const char *const *cells
 	mvaddnstr(y, 0, line, width);
 }
 
-/* The verdict a server's flows add up to: the exact IW (or its range), else the highest lower
- * bound, else "-" (every flow lost data in its first flight: no verdict). */
+/* The verdict a server's flows add up to (schema/views.sql server_iw): the exact IW (or its
+ * range), both numbers where another flow's lower bound contradicts an exact IW ("IW2 vs
+ * >=IW3"), else the highest lower bound, else "-" (every flow lost data in its first flight:
+ * no verdict). */
 static void server_iw(const struct server *s, char *buf, size_t len)
 {
-	if (s->exact && s->iw_min == s->iw_max)
+	if (s->exact && s->lb > s->iw_min && s->iw_min == s->iw_max)
+		snprintf(buf, len, "IW%u vs >=IW%u", s->iw_min, s->lb);
+	else if (s->exact && s->lb > s->iw_min)
+		snprintf(buf, len, "IW%u-%u vs >=IW%u", s->iw_min, s->iw_max, s->lb);
+	else if (s->exact && s->iw_min == s->iw_max)
 		snprintf(buf, len, "IW%u", s->iw_max);
 	else if (s->exact)
 		snprintf(buf, len, "IW%u-%u", s->iw_min, s->iw_max);
