@@ -11,6 +11,11 @@ per-namespace sysctls turn timestamps, SACK and window scaling off, choose the s
 congestion control and TCP Fast Open. tcpdump captures at the client (c0), mid-path (r1m,
 between the two delays) and at the server (s0).
 
+Two other topologies have no router: "lo", a server and its client in one namespace over
+loopback (MTU 65536 or 1500, TSO/GSO on, the IW on the local route), captured once on lo
+(NAME.host.pcap); "veth", client and server namespaces joined by one veth pair with TSO, GSO
+and GRO on, captured at both ends. Their round trips are microseconds.
+
 Each scenario runs in namespaces of its own (iwt-<role>-<pid>-<job>), so several can run side
 by side (--jobs N); they are deleted when the scenario ends, also on failure.
 
