@@ -54,14 +54,21 @@ def t_truth_conditions(binary, tmp):
 # namespaces: what the committed captures show must still be what the stack does.
 LIVE_TRUTH = ["drop12_iw10", "synack50_iw4", "nots_synack50_iw4", "holdacks_iw10", "nots_holdacks_iw10",
               "rate2m_iw10", "nots_rate2m_iw10", "bbr_iw10", "nagle_iw10", "tfo_iw10", "jumbo_iw10",
-              "rcvbuf8k_iw10", "parallel6_iw10", "nots_jitter8_iw10"]
+              "rcvbuf8k_iw10", "parallel6_iw10", "nots_jitter8_iw10",
+              # the conditions of real captures (issue 27): a burst's tail held by the last hop,
+              # loopback and a veth pair with TSO (super-packets, microsecond round trips),
+              # pacing in TCP (SO_MAX_PACING_RATE) under and over the round trip
+              "tailhold60_iw10", "nots_tailhold60_iw10", "tailhold20_iw16", "lo1500_iw10",
+              "nots_lo1500_iw16", "lo_iw16", "vethtso_iw16", "nots_vethtso_iw3", "paced_iw32",
+              "paced2m_iw32", "nots_paced2m_iw32"]
 
 
 @test("truth-lab-live")
 def t_truth_live(binary, tmp):
     """tools/truth.py reruns the rough-path scenarios (held ACKs and a tail-loss probe, slow
     SYN-ACKs, a 2 Mbit/s queue, BBR, Nagle, TFO, jumbo frames, a small receive buffer, parallel
-    connections, jitter) on the real kernel; every verdict at every vantage point is right."""
+    connections, jitter) and those of real captures (a burst's tail held, loopback and veth
+    with TSO, paced IWs) on the real kernel; every verdict at every vantage point is right."""
     if os.geteuid() != 0:
         raise Skip("needs root (network namespaces)")
     if not shutil.which("tcpdump"):

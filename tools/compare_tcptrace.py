@@ -52,7 +52,7 @@ def main():
                                               "iwscope", "tcptrace"))
     for path in sorted(glob.glob(os.path.join(TRUTH, "*.truth.json"))):
         truth = json.load(open(path))
-        for vantage in ("client", "mid", "server"):
+        for vantage in truth.get("vantages", ("client", "mid", "server")):
             pcap = os.path.join(TRUTH, "%s.%s.pcap" % (truth["scenario"], vantage))
             ours, theirs = iwscope_iw(binary, pcap), tcptrace_iw(pcap)
             for t in truth["flows"]:

@@ -15,6 +15,12 @@
  *                            started at the first held ACK (then delayed as usual), except the
  *                            handshake's ACK (ack == ISN + 1 of the SYN-ACK seen the other way
  *                            for that connection). Later frames in DIR queue behind held ones.
+ *   --hold-tail DIR:K:US[:GAP_US]
+ *                            the tail of each burst of data frames in DIR is held US longer:
+ *                            a TCP frame with payload that arrives within GAP_US (default
+ *                            2000) of the previous one in DIR belongs to its burst, and every
+ *                            frame of a burst after its K-th is released US later than the
+ *                            delay alone would (order kept: frames behind wait too).
  *   --rate DIR:BPS[:QBYTES]  a bottleneck in DIR: release = max(arrival + delay, previous
  *                            release) + len * 8 / BPS, drop-tail when the backlog plus the frame
  *                            would exceed QBYTES (default 262144).
@@ -22,8 +28,19 @@
  *                            order stays FIFO (release = max(computed, previous release)).
  *   --seed N                 seed of --jitter's generator (default 1): reproducible draws.
  *
- * Per direction and frame: extra = jitter draw; a SYN-ACK with --synack-delay leaves at
- * arrival + delay + extra + synack delay, outside the FIFO; any other frame's release is
+ * --hold-tail models link-layer aggregation and scheduling: a Wi-Fi access point sends what
+ * fits in one aggregate (A-MPDU length, TXOP limit) and the rest of a burst waits for its next
+ * channel access; a cellular base station serves a burst in the grant of one TTI and the rest
+ * in later ones. What is cut off is whatever arrived after the aggregate filled, so the hold
+ * falls on the frames after the K-th of a burst (known when each frame arrives, unlike "the
+ * last N", which would need the burst's end before releasing anything). The server's stack is
+ * untouched: it sent the whole burst at once, with one TSval and one TSecr; only captures past
+ * this point see its tail late, up to a round trip (US near the RTT: the tail comes with the
+ * next flight).
+ *
+ * Per direction and frame: extra = jitter draw, plus US for a held tail; a SYN-ACK with
+ * --synack-delay leaves at arrival + delay + extra + synack delay, outside the FIFO; any other
+ * frame's release is
  * max(arrival [held to the next aggregate boundary] + delay + extra, previous release), plus its
  * serialisation time under --rate. Runs until SIGTERM/SIGINT, then prints counters on stderr.
  * Interfaces should have offloads off so frames stay MTU-sized (jumbo frames are fine). */
@@ -69,12 +86,17 @@ struct dir {
 	uint64_t hold_ns;
 	uint64_t rate_bps;
 	uint64_t qbytes;
+	long tail_k;        /* --hold-tail: frames of a burst after the K-th are held ... */
+	uint64_t tail_ns;   /* ... this much longer */
+	uint64_t tail_gap_ns; /* a data frame this soon after the previous one is in its burst */
 	/* state */
 	long data_seen;
+	long burst_frames;      /* data frames of the current burst so far */
+	uint64_t last_data_ns;  /* arrival of the previous data frame */
 	int hold_started;
 	uint64_t hold_t0;
 	/* counters */
-	unsigned long fwd, dropped, taildrop, held, synack_delayed, handshake_acks;
+	unsigned long fwd, dropped, taildrop, held, synack_delayed, handshake_acks, tails_held;
 };
 
 /* a connection's server ISN, as seen from the ACK's side: key = the ACK's 4-tuple */
@@ -241,8 +263,8 @@ static uint64_t parse_num(const char *s, const char *what)
 static void usage(void)
 {
 	fprintf(stderr, "usage: delayline IF_A IF_B DELAY_US [--drop a2b|b2a:N[,M...]] "
-	                "[--synack-delay [DIR:]US] [--hold-acks DIR:US] [--rate DIR:BPS[:QBYTES]] "
-	                "[--jitter US] [--seed N]\n");
+	                "[--synack-delay [DIR:]US] [--hold-acks DIR:US] [--hold-tail DIR:K:US[:GAP_US]] "
+	                "[--rate DIR:BPS[:QBYTES]] [--jitter US] [--seed N]\n");
 	exit(1);
 }
 
@@ -298,6 +320,16 @@ int main(int argc, char **argv)
 				usage();
 			dirs[d].hold_ns = parse_num(rest, "--hold-acks") * 1000u;
 			if (!dirs[d].hold_ns)
+				usage();
+		} else if (!strcmp(opt, "--hold-tail")) {
+			const char *us = d < 0 ? NULL : strchr(rest, ':');
+			if (!us)
+				usage();
+			dirs[d].tail_k = (long)parse_num(rest, "--hold-tail K");
+			dirs[d].tail_ns = parse_num(us + 1, "--hold-tail US") * 1000u;
+			const char *gap = strchr(us + 1, ':');
+			dirs[d].tail_gap_ns = (gap ? parse_num(gap + 1, "--hold-tail GAP_US") : 2000u) * 1000u;
+			if (!dirs[d].tail_k || !dirs[d].tail_ns || !dirs[d].tail_gap_ns)
 				usage();
 		} else if (!strcmp(opt, "--rate")) {
 			if (d < 0)
@@ -398,6 +430,15 @@ int main(int argc, char **argv)
 					}
 				}
 				uint64_t extra = jitter_us ? rng_next() % (jitter_us + 1) * 1000u : 0;
+				if (D->tail_ns && ti.payload > 0) {
+					if (!D->burst_frames || t - D->last_data_ns > D->tail_gap_ns)
+						D->burst_frames = 0;
+					D->last_data_ns = t;
+					if (++D->burst_frames > D->tail_k) {
+						extra += D->tail_ns;
+						D->tails_held++;
+					}
+				}
 				int synack = ti.is_tcp && (ti.flags & 0x12) == 0x12;
 				if (synack) /* the ACK of this SYN-ACK comes the other way: its key is revkey */
 					isn_learn(ti.revkey, ti.seq);
@@ -461,9 +502,10 @@ int main(int argc, char **argv)
 		struct dir *D = &dirs[i];
 		fprintf(stderr,
 		        "delayline %s->%s: %lu frames forwarded, %lu dropped, %lu tail-dropped, "
-		        "%lu ACKs held (%lu handshake ACKs passed), %lu SYN-ACKs delayed\n",
+		        "%lu ACKs held (%lu handshake ACKs passed), %lu SYN-ACKs delayed, "
+		        "%lu burst tails held\n",
 		        argv[1 + i], argv[2 - i], D->fwd, D->dropped, D->taildrop, D->held,
-		        D->handshake_acks, D->synack_delayed);
+		        D->handshake_acks, D->synack_delayed, D->tails_held);
 	}
 	return 0;
 }

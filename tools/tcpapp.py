@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Tiny request/response app for the ground-truth harness.
 
-server HOST PORT [--tfo]
+server HOST PORT [--tfo] [--cc NAME] [--max-pacing BYTES_PER_S]
         one thread per connection; answers
           "SEND n\\n"  with n zero bytes written at once (one send, TCP_NODELAY),
           "TAKE n\\n"+n bytes with "OK\\n",
@@ -9,7 +9,10 @@ server HOST PORT [--tfo]
                        then a body of n zero bytes (two writes), and no FIN before all of
                        it has left;
         then closes. (Not HTTP's words: nDPI must not know it.) --tfo sets TCP_FASTOPEN on the
-        listener (the namespace's net.ipv4.tcp_fastopen must enable the server side).
+        listener (the namespace's net.ipv4.tcp_fastopen must enable the server side). --cc sets
+        the listener's congestion control (TCP_CONGESTION: any the kernel has, where a namespace's
+        sysctl may only choose the allowed ones); --max-pacing sets SO_MAX_PACING_RATE on each
+        connection before it sends (Linux then paces it itself, no fq needed).
 client HOST PORT PAUSE SPEC...
         SPEC is OP:N[:OPTION...], OP one of GET (SEND n), PUT (TAKE n), NAGLE (NAGLE n);
         options: rcvbuf=BYTES (SO_RCVBUF set before connecting), tfo (the request rides the SYN:
@@ -29,6 +32,7 @@ import time
 NAGLE_HEADER = 300
 NAGLE_SLEEP = 0.005
 SIOCOUTQNSD = 0x894B
+SO_MAX_PACING_RATE = getattr(socket, "SO_MAX_PACING_RATE", 47)
 
 
 def recv_line(conn):
@@ -46,9 +50,11 @@ def unsent(conn):
     return struct.unpack("i", fcntl.ioctl(conn.fileno(), SIOCOUTQNSD, struct.pack("i", 0)))[0]
 
 
-def handle(conn):
+def handle(conn, pacing=None):
     try:
         conn.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4 << 20)
+        if pacing:
+            conn.setsockopt(socket.SOL_SOCKET, SO_MAX_PACING_RATE, pacing)
         op, n = recv_line(conn).split()
         n = int(n)
         # NAGLE never sets TCP_NODELAY: clearing it later would leave Linux's TCP_NAGLE_PUSH
@@ -83,18 +89,20 @@ def handle(conn):
         conn.close()
 
 
-def serve(host, port, tfo=False):
+def serve(host, port, tfo=False, cc=None, pacing=None):
     fam = socket.AF_INET6 if ":" in host else socket.AF_INET
     ls = socket.socket(fam, socket.SOCK_STREAM)
     ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     if tfo:
         ls.setsockopt(socket.IPPROTO_TCP, socket.TCP_FASTOPEN, 16)
+    if cc:
+        ls.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, cc.encode())
     ls.bind((host, port))
     ls.listen(16)
     print("ready", flush=True)
     while True:
         conn, _ = ls.accept()
-        threading.Thread(target=handle, args=(conn,), daemon=True).start()
+        threading.Thread(target=handle, args=(conn, pacing), daemon=True).start()
 
 
 def parse_spec(spec):
@@ -169,6 +177,11 @@ def client(host, port, transfers, pause):
 
 if __name__ == "__main__":
     if sys.argv[1] == "server":
-        serve(sys.argv[2], int(sys.argv[3]), "--tfo" in sys.argv[4:])
+        rest = sys.argv[4:]
+
+        def opt(name):
+            return rest[rest.index(name) + 1] if name in rest else None
+        pace = opt("--max-pacing")
+        serve(sys.argv[2], int(sys.argv[3]), "--tfo" in rest, opt("--cc"), int(pace) if pace else None)
     else:
         client(sys.argv[2], int(sys.argv[3]), sys.argv[5:], float(sys.argv[4]))

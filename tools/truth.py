@@ -11,6 +11,11 @@ per-namespace sysctls turn timestamps, SACK and window scaling off, choose the s
 congestion control and TCP Fast Open. tcpdump captures at the client (c0), mid-path (r1m,
 between the two delays) and at the server (s0).
 
+Two other topologies have no router: "lo", a server and its client in one namespace over
+loopback (MTU 65536 or 1500, TSO/GSO on, the IW on the local route), captured once on lo
+(NAME.host.pcap); "veth", client and server namespaces joined by one veth pair with TSO, GSO
+and GRO on, captured at both ends. Their round trips are microseconds.
+
 Each scenario runs in namespaces of its own (iwt-<role>-<pid>-<job>), so several can run side
 by side (--jobs N); they are deleted when the scenario ends, also on failure.
 
@@ -30,6 +35,12 @@ the receiver advertised in the capture. Format of a flow entry:
     timing  optional {"limit": ..., "segs": ..., "at": {...}}: the verdict when the analyser
             must ignore timestamps (--timing) on a capture with timestamps; it replaces the
             entry's limit, segs and at altogether (see expected()).
+    rule    optional "either": the verdict may come from either rule without --timing (round
+            trips of microseconds: the echo may not separate the flights)
+
+A scenario whose captures are not the path's three adds "vantages": ["host"] (loopback: one
+capture, every vantage point at once) or ["client", "server"] (a veth pair), and its pcaps are
+NAME.VANTAGE.pcap for those.
 
     python3 tools/truth.py [--out DIR] [--jobs N] [--list] [SCENARIO ...]
 """
@@ -37,6 +48,7 @@ import concurrent.futures
 import json
 import math
 import os
+import re
 import struct
 import subprocess
 import sys
@@ -52,6 +64,13 @@ C4, S4 = "10.77.0.1", "10.77.0.2"
 C6, S6 = "fd77::1", "fd77::2"
 PORT = 8080
 VANTAGES = (("client", "c", "c0"), ("mid", "r1", "r1m"), ("server", "s", "s0"))
+# Where each topology captures (vantage, namespace role, interface): the path above; "lo", a
+# server and its client in one namespace (role c) over loopback, one capture that is every
+# vantage point at once; "veth", two namespaces joined by one veth pair with offloads on.
+TOPOLOGIES = {"path": VANTAGES,
+              "lo": (("host", "c", "lo"),),
+              "veth": (("client", "c", "c0"), ("server", "s", "s0"))}
+LO4 = "127.0.0.1"
 PRINT_LOCK = threading.Lock()
 RT = ["chrt", "-f", "20"]
 
@@ -86,8 +105,26 @@ def mss_of(sc):
 
 
 def server_mss(sc):
-    """The MSS the server advertises."""
-    return sc.get("mtu", 1500) - (60 if sc.get("v6") else 40)
+    """The MSS the server advertises (an IPv4 packet holds at most 65535 bytes: lo's 65536 MTU
+    gives 65495)."""
+    if sc.get("v6"):
+        return sc.get("mtu", 1500) - 60
+    return min(sc.get("mtu", 1500), 65535) - 40
+
+
+def topology(sc):
+    return sc.get("topology", "path")
+
+
+def vantages(sc):
+    """(vantage, role, interface) of the scenario's captures."""
+    return TOPOLOGIES[topology(sc)]
+
+
+def server_host(sc):
+    if topology(sc) == "lo":
+        return LO4
+    return S6 if sc.get("v6") else S4
 
 
 def sysctls(sc):
@@ -110,6 +147,10 @@ def sysctls(sc):
 def setup(sc, ns=None):
     ns = ns or NS
     teardown(ns)
+    if topology(sc) == "lo":
+        return setup_lo(sc, ns)
+    if topology(sc) == "veth":
+        return setup_veth(sc, ns)
     for n in ns.values():
         sh(["ip", "netns", "add", n])
         sh(["ip", "link", "set", "lo", "up"], ns=n)
@@ -127,9 +168,19 @@ def setup(sc, ns=None):
         if sc.get("mtu"):
             sh(["ip", "link", "set", dev, "mtu", str(sc["mtu"])], ns=ns[n])
         sh(["ip", "link", "set", dev, "up"], ns=ns[n])
+    set_sysctls(sc, ns)
+    addresses(sc, ns)
+
+
+def set_sysctls(sc, ns):
     for role, values in sysctls(sc).items():
         for k, v in values.items():
             sh(["sysctl", "-qw", "%s=%s" % (k, v)], ns=ns[role])
+
+
+def addresses(sc, ns):
+    """c0 and s0's addresses, static neighbours, and the route metrics (IWs, the client's
+    receive window and MSS)."""
     sh(["ip", "addr", "add", C4 + "/24", "dev", "c0"], ns=ns["c"])
     sh(["ip", "addr", "add", S4 + "/24", "dev", "s0"], ns=ns["s"])
     sh(["ip", "-6", "addr", "add", C6 + "/64", "dev", "c0", "nodad"], ns=ns["c"])
@@ -150,6 +201,39 @@ def setup(sc, ns=None):
     for fam, net in (("-4", "10.77.0.0/24"), ("-6", "fd77::/64")):
         sh(["ip", fam, "route", "replace", net, "dev", "s0"] + srv, ns=ns["s"])
         sh(["ip", fam, "route", "replace", net, "dev", "c0"] + cli, ns=ns["c"])
+
+
+def setup_lo(sc, ns):
+    """One namespace (role c) whose loopback carries a server and its client: lo's MTU (65536
+    unless sc says), its offloads as the kernel leaves them (TSO/GSO on), the scenario's sysctls,
+    and the IW on the local route to 127.0.0.1 (both ends use it: the client's IW is the
+    server's)."""
+    n = ns["c"]
+    sh(["ip", "netns", "add", n])
+    sh(["ip", "link", "set", "lo", "mtu", str(sc.get("mtu", 65536))], ns=n)
+    sh(["ip", "link", "set", "lo", "up"], ns=n)
+    for k, v in sysctls(sc)["s"].items():
+        sh(["sysctl", "-qw", "%s=%s" % (k, v)], ns=n)
+    sh(["ip", "route", "replace", "local", LO4, "dev", "lo", "proto", "kernel", "scope", "host",
+        "src", LO4, "table", "local", "initcwnd", str(sc["iw"])], ns=n)
+
+
+def setup_veth(sc, ns):
+    """Client and server namespaces joined by one veth pair (c0 -- s0) with TSO, GSO and GRO
+    on, as a host's own traffic or a container's: no router, no delay line."""
+    for r in ("c", "s"):
+        sh(["ip", "netns", "add", ns[r]])
+        sh(["ip", "link", "set", "lo", "up"], ns=ns[r])
+    sh(["ip", "link", "add", "c0", "netns", ns["c"], "type", "veth", "peer", "name", "s0",
+        "netns", ns["s"]])
+    for dev, r in (("c0", "c"), ("s0", "s")):
+        sh(["ethtool", "-K", dev, "tso", "on", "gso", "on", "gro", "on", "sg", "on", "tx", "on",
+            "rx", "on"], ns=ns[r], check=False)
+        if sc.get("mtu"):
+            sh(["ip", "link", "set", dev, "mtu", str(sc["mtu"])], ns=ns[r])
+        sh(["ip", "link", "set", dev, "up"], ns=ns[r])
+    set_sysctls(sc, ns)
+    addresses(sc, ns)
 
 
 def delaylines(sc, d1_us, d2_us, drop=None):
@@ -368,8 +452,8 @@ def observe(fsegs):
                 break
     before = [(t, s) for t, s in newdata if fa is None or t < fa]
     after = [(t, s) for t, s in newdata if fa is not None and t >= fa]
-    line = "%d new segs in %.1f ms before the 1st ACK (at %s)" % (
-        len(before), 1000 * (before[-1][0] - t0) if before else 0,
+    line = "%d new data packets (%d bytes) in %.1f ms before the 1st ACK (at %s)" % (
+        len(before), sum(s["payload"] for _, s in before), 1000 * (before[-1][0] - t0) if before else 0,
         "%.1f ms" % (1000 * (fa - t0)) if fa else "none")
     if len(before) > 1:
         gaps = [before[i + 1][0] - before[i][0] for i in range(len(before) - 1)]
@@ -490,6 +574,73 @@ def truth_for(sc, transfer, cport, rwnds=None, fill=False):
     return flows
 
 
+def serial_gt(a, b):
+    """a > b in 32-bit serial-number arithmetic (TSval, TSecr)."""
+    return 0 < (a - b) % (1 << 32) < (1 << 31)
+
+
+def echo_shows_end(fsegs, iw, smss, rwnd):
+    """True when the server's packets at this vantage point show, by their timestamp echo alone,
+    that its first flight was iw segments and that an ACK released what followed: both SYNs
+    carry timestamps; the server's first new data, in order and without retransmissions, holds
+    exactly iw segments (a super-packet counts ceil(payload / smss)) that all echo one TSecr E;
+    the client's first ACK of server data carries a TSval newer than E (the client's clock
+    ticked between its request and that ACK: on loopback or a LAN it often does not); the next
+    new data echoes a newer TSecr than E (it was sent after the server processed that ACK); and
+    the window held more than the flight (iw * smss <= rwnd)."""
+    syn = next((s for _, s, c in fsegs if c and s["flags"] & SYN), None)
+    synack = next((s for _, s, c in fsegs if not c and s["flags"] & SYN), None)
+    if not syn or not synack or "tsval" not in syn["opts"] or "tsval" not in synack["opts"]:
+        return False
+    if rwnd is None or iw * smss > rwnd:
+        return False
+    isn, high = synack["seq"], (synack["seq"] + 1) % (1 << 32)
+    echo, count, a1 = None, 0, None
+    for _, s, c in fsegs:
+        if c:
+            rel = (s["ack"] - isn - 1) % (1 << 32)
+            if a1 is None and s["flags"] & ACK and not s["flags"] & SYN and 0 < rel < (1 << 31):
+                a1 = s
+            continue
+        if s["payload"] <= 0:
+            continue
+        if s["seq"] != high or "tsecr" not in s["opts"]:
+            return False  # a retransmission or a hole before the flight's end
+        high = (s["seq"] + s["payload"]) % (1 << 32)
+        if echo is None:
+            echo = s["opts"]["tsecr"]
+        if s["opts"]["tsecr"] == echo:
+            count += math.ceil(s["payload"] / smss)
+            continue
+        return (count == iw and serial_gt(s["opts"]["tsecr"], echo) and a1 is not None
+                and serial_gt(a1["opts"].get("tsval", echo), echo))
+    return False
+
+
+def echo_truth(sc, flows, fs, rwnds):
+    """The server's expectation where microsecond round trips leave only the timestamp echo
+    (sc "echo_truth": loopback, a veth pair): at each vantage point, its true IW where the echo
+    shows the flight's end (echo_shows_end), else "lower"; with timing forced, or without
+    timestamps, "lower" everywhere: no pause, no round trip and no clock separates two flights
+    that follow each other within microseconds."""
+    for f in flows:
+        if f["sender"] != "server":
+            # the client's request: one segment, the server's data follows; whether the server's
+            # ACK carries a newer TSval than its SYN-ACK (and the echo can be used) is chance
+            f["rule"] = "either"
+            continue
+        shown = {v: sc.get("ts", True) and echo_shows_end(fs[v], f["iw"], f["smss"], rwnds[v])
+                 for v in fs}
+        for k in ("segs", "at", "timing"):
+            f.pop(k, None)
+        exact = {"limit": "cwnd", "segs": f["iw"]}
+        f["limit"] = "lower"
+        at = {v: exact for v, ok in shown.items() if ok}
+        if at:
+            f["at"] = at
+            f["timing"] = {"limit": "lower"}
+
+
 # ---------------------------------------------------------------------------------------------
 # One scenario
 
@@ -501,6 +652,8 @@ def log(msg):
 def handshake_rtt_ms(sc):
     """The handshake's round trip (SYN to SYN-ACK at the client) the lab is set up to give, or
     None where it varies on purpose (jitter)."""
+    if topology(sc) != "path":
+        return 0.0
     if any("--jitter" in sc.get(k, []) for k in ("dl1", "dl2")):
         return None
     d1, d2 = sc.get("delay_ms", (15, 15))
@@ -520,7 +673,7 @@ def lab_problems(sc, segs, recs):
     if want is None:
         return out
     for rec in recs:
-        fs = flow_segments(segs["client"], rec["client_port"])
+        fs = flow_segments(segs["client" if "client" in segs else "host"], rec["client_port"])
         syn = next((t for t, s, c in fs if c and s["flags"] & SYN), None)
         synack = next((t for t, s, c in fs if not c and s["flags"] & SYN), None)
         if syn is None or synack is None:
@@ -547,19 +700,29 @@ def run_once(sc, outdir, ns, verbose, last):
     ns = ns or NS
     name = sc["name"]
     d1, d2 = sc.get("delay_ms", (15, 15))
-    procs, caps = [], {}
-    host = S6 if sc.get("v6") else S4
+    procs, caps, dls = [], {}, []
+    host = server_host(sc)
+    where = vantages(sc)
     try:
-        procs += lab(sc, d1 * 1000, d2 * 1000, sc.get("drop"), ns=ns)
-        dl1, dl2 = procs[0], procs[1]
+        if topology(sc) == "path":
+            procs += lab(sc, d1 * 1000, d2 * 1000, sc.get("drop"), ns=ns)
+            dls = procs[:2]
+        else:
+            setup(sc, ns)
+        # the server's congestion control: tcpapp's --cc, else its namespace's default
+        # (inherited from the host's: bbr on some kernels, cubic on most)
+        sargs = list(sc.get("server_args", []))
+        cc = sargs[sargs.index("--cc") + 1] if "--cc" in sargs else sh(
+            ["sysctl", "-n", "net.ipv4.tcp_congestion_control"],
+            ns=ns["s" if topology(sc) != "lo" else "c"]).stdout.strip()
         snap = str(sc.get("snaplen", 262144))
-        for vantage, role, dev in VANTAGES:
+        for vantage, role, dev in where:
             path = os.path.join(outdir, "%s.%s.pcap" % (name, vantage))
             caps[vantage] = start(["tcpdump", "-i", dev, "-s", snap, "--immediate-mode", "-U",
                                    "-w", path, "tcp"], ns[role])
             wait_line(caps[vantage], "listening")
         srv = start(["python3", APP, "server", host, str(PORT)] + list(sc.get("server_args", [])),
-                    ns["s"])
+                    ns["s"] if topology(sc) != "lo" else ns["c"])
         procs.append(srv)
         wait_line(srv, "ready")
         args = [spec_of(t) for t in sc["transfers"]]
@@ -569,7 +732,7 @@ def run_once(sc, outdir, ns, verbose, last):
             stop(p)
         for p in procs:
             stop(p)
-        dlstat = [p.stderr.read().strip() for p in (dl1, dl2)]
+        dlstat = [p.stderr.read().strip() for p in dls]
     finally:
         for p in list(caps.values()) + procs:
             stop(p)
@@ -578,34 +741,53 @@ def run_once(sc, outdir, ns, verbose, last):
         path = os.path.join(outdir, "%s.%s.pcap" % (name, vantage))
         if os.path.getsize(path) <= 24:
             raise RuntimeError("%s: nothing captured" % path)
-    segs = {v: read_pcap(os.path.join(outdir, "%s.%s.pcap" % (name, v))) for v, _, _ in VANTAGES}
+    held = [int(n) for n in re.findall(r"(\d+) burst tails held", "\n".join(dlstat))]
+    if any("--hold-tail" in sc.get(k, []) for k in ("dl1", "dl2")) and not any(held):
+        raise RuntimeError("the delay line held no burst's tail")
+    segs = {v: read_pcap(os.path.join(outdir, "%s.%s.pcap" % (name, v))) for v, _, _ in where}
     recs = [json.loads(line) for line in cl.stdout.splitlines()]
     problems = lab_problems(sc, segs, recs)
     if problems and not last:
         return problems
     flows, notes = [], []
     specs = {spec_of(t): t for t in sc["transfers"]}
+    # the vantage point nearest the server: its packets say what the server did
+    near = "server" if "server" in segs else "host"
     for i, rec in enumerate(recs):
         # old tcpapp lines had no "spec": one line per transfer, in order
         t = specs[rec["spec"]] if "spec" in rec else sc["transfers"][i]
         fs = {v: flow_segments(segs[v], rec["client_port"]) for v in segs}
         rwnds = {v: advertised_rwnd(fs[v]) for v in fs}
-        fill = window_fill(fs["server"], rwnds["server"])
-        flows += truth_for(sc, t, rec["client_port"], rwnds, fill)
-        notes.append("  %s port %d: server rwnd %s; at server: %s" % (
-            rec.get("spec", ""), rec["client_port"], rwnds["server"], observe(fs["server"])))
-    config = {k: v for k, v in sc.items() if k not in ("name", "blind", "server_limit")}
-    if any(k in sc for k in ("dl1", "dl2", "cc", "mtu", "sysctl", "server_args", "rwnd_from_capture")):
+        fill = window_fill(fs[near], rwnds[near])
+        got = truth_for(sc, t, rec["client_port"], rwnds, fill)
+        if sc.get("echo_truth"):
+            echo_truth(sc, got, fs, rwnds)
+        flows += got
+        notes.append("  %s port %d: server rwnd %s; at %s: %s" % (
+            rec.get("spec", ""), rec["client_port"], rwnds[near], near, observe(fs[near])))
+    config = {k: v for k, v in sc.items() if k not in ("name", "blind", "server_limit", "echo_truth")}
+    server = ["tcpapp.py", "server", host, str(PORT)] + list(sc.get("server_args", []))
+    client = ["tcpapp.py", "client", host, str(PORT), "0.3"] + args
+    if topology(sc) != "path":
+        sysc = sysctls(sc)
+        config["lab"] = {"topology": topology(sc),
+                         "sysctl": {"host": sysc["s"]} if topology(sc) == "lo" else
+                                   {"client": sysc["c"], "server": sysc["s"]},
+                         "mtu": sc.get("mtu", 65536 if topology(sc) == "lo" else 1500),
+                         "offloads": "tso gso gro on", "server": server, "client": client,
+                         "server_cc": cc}
+    elif any(k in sc for k in ("dl1", "dl2", "cc", "mtu", "sysctl", "server_args", "rwnd_from_capture")):
         # the new scenarios spell out the whole lab
         a, b = delaylines(sc, d1 * 1000, d2 * 1000, sc.get("drop"))
         config["lab"] = {"router1": [os.path.basename(a[0])] + a[1:],
                          "router2": [os.path.basename(b[0])] + b[1:],
                          "sysctl": {"client": sysctls(sc)["c"], "server": sysctls(sc)["s"]},
-                         "mtu": sc.get("mtu", 1500),
-                         "server": ["tcpapp.py", "server", host, str(PORT)] + list(sc.get("server_args", [])),
-                         "client": ["tcpapp.py", "client", host, str(PORT), "0.3"] + args}
+                         "mtu": sc.get("mtu", 1500), "server": server, "client": client,
+                         "server_cc": cc}
     truth = {"scenario": name, "config": config, "ip_ver": 6 if sc.get("v6") else 4,
              "flows": flows}
+    if topology(sc) != "path":
+        truth["vantages"] = [v for v, _, _ in where]
     with open(os.path.join(outdir, name + ".truth.json"), "w") as f:
         json.dump(truth, f, indent=1, sort_keys=True)
         f.write("\n")
@@ -651,7 +833,19 @@ def scenarios():
     out.append({"name": "upload_iw4", "iw": 10, "client_iw": 4,
                 "transfers": [("PUT", 30 * S)]})
     out.append({"name": "loss_iw10", "iw": 10, "drop": "b2a:5", "transfers": [("GET", 30 * S)]})
-    return out + rough_scenarios()
+    return out + rough_scenarios() + capture_scenarios()
+
+
+def both_of(out, name, **sc):
+    """Appends the scenario with timestamps (NAME) and without (nots_NAME); "RESP" in a transfer
+    is 30 full segments (1448 or 1460 bytes), "RESP_LO" 1 MB."""
+    for ts in (True, False):
+        s = dict(sc, name=name if ts else "nots_" + name)
+        if not ts:
+            s["ts"] = False
+        resp = {"RESP": 30 * (1448 if ts else 1460), "RESP_LO": 1000000}
+        s["transfers"] = [tuple(resp.get(x, x) for x in t) for t in sc["transfers"]]
+        out.append(s)
 
 
 def rough_scenarios():
@@ -660,14 +854,7 @@ def rough_scenarios():
     out = []
 
     def both(name, **sc):
-        """The scenario with timestamps (NAME) and without (nots_NAME)."""
-        for ts in (True, False):
-            s = dict(sc, name=name if ts else "nots_" + name)
-            if not ts:
-                s["ts"] = False
-            resp = 30 * (1448 if ts else 1460)
-            s["transfers"] = [tuple(resp if x == "RESP" else x for x in t) for t in sc["transfers"]]
-            out.append(s)
+        both_of(out, name, **sc)
 
     R = [("GET", "RESP")]
     # (a) the k-th server data segment dropped at router2 (b2a: server -> client)
@@ -710,6 +897,63 @@ def rough_scenarios():
     # (k) jitter on both routers (seeded): up to 8 ms more per frame, order kept
     both("jitter8_iw10", iw=10, dl1=["--jitter", "8000", "--seed", "1"],
          dl2=["--jitter", "8000", "--seed", "2"], transfers=R)
+    return out
+
+
+def capture_scenarios():
+    """The conditions real captures have (issue 27): the tail of a burst held by the last hop
+    (Wi-Fi aggregation, a cellular scheduler), a server and its client on one host (loopback
+    with TSO, a veth pair with offloads on: round trips of microseconds), a server that paces
+    its flight over half or twice the round trip, a queue that spreads it over two."""
+    out = []
+    R = [("GET", "RESP")]
+    # These pin the server's congestion control to cubic (tcpapp --cc): a kernel whose default
+    # is bbr paces what follows the first 10 segments, and would give other flights elsewhere.
+    cubic = ["--cc", "cubic"]
+    # (l) router1 (the last hop before the client: an access point, a base station) holds the
+    # frames of each server burst after the K-th for 20 ms (a third of the 60 ms RTT) or 60 ms
+    # (one RTT: the tail reaches the client with the next flight). The server sent its IW at
+    # once; the client sees K segments, a silence, then the tail, all with the burst's TSval
+    # and TSecr. Only the timestamp echo shows the end at the client: without it, a tail 20 ms
+    # after the burst looks like the next flight of a path whose handshake overstated the RTT
+    # (synack50_*), and a tail 60 ms after it comes with the next flight.
+    for iw, k in ((3, 2), (10, 5), (16, 12)):
+        for hold in (20, 60):
+            both_of(out, "tailhold%d_iw%d" % (hold, iw), iw=iw, snaplen=200, settle=0.2,
+                    server_args=cubic, dl1=["--hold-tail", "b2a:%d:%d" % (k, hold * 1000)],
+                    blind=["client"], transfers=R)
+    # (m) loopback: server and client in one namespace, lo at MTU 65536 (one segment of 65483
+    # bytes fills the client's first window: every flight is window-limited) and at MTU 1500
+    # (TSO super-packets of half the window each: tcp_cwnd_test sends at most cwnd / 2 per
+    # skb); round trips of microseconds. Only the echo can show a flight's end, and only when
+    # the client's clock ticked between its request and its first ACK (echo_truth).
+    for mtu, resp, tag in ((65536, "RESP_LO", "lo"), (1500, "RESP", "lo1500")):
+        for iw in (3, 10, 16):
+            both_of(out, "%s_iw%d" % (tag, iw), iw=iw, client_iw=iw, topology="lo", mtu=mtu,
+                    delay_ms=(0, 0), snaplen=200, echo_truth=True, server_args=cubic,
+                    transfers=[("GET", resp), ("GET", resp)])
+    # (n) a host's own traffic over a veth pair with TSO, GSO and GRO on: captured
+    # super-packets carry several segments at both ends
+    for iw in (3, 10, 16):
+        both_of(out, "vethtso_iw%d" % iw, iw=iw, topology="veth", delay_ms=(0, 0), snaplen=200,
+                echo_truth=True, server_args=cubic, transfers=[("GET", "RESP"), ("GET", "RESP")])
+    # (o) the server paces itself (SO_MAX_PACING_RATE: Linux paces in TCP; this kernel has no
+    # fq). Linux never paces a connection's first 10 data segments (tcp_update_skb_after_send;
+    # fq's initial quantum is 10 packets too), so the IW is 32: 10 at once, then 22 paced. At
+    # cubic's own slow-start rate (2 cwnd / srtt, the cap far above it) they spread over a third
+    # of the RTT: every vantage point can see the IW. Capped at 2 Mbit/s (6 ms a segment) they
+    # spread over two RTTs: ACKs of the first segments reach the server before the IW has
+    # left, what follows echoes them, and no vantage point can show the IW.
+    both_of(out, "paced_iw32", iw=32, snaplen=200, settle=0.2,
+            server_args=cubic + ["--max-pacing", "125000000"], transfers=[("GET", 70 * 1448)])
+    both_of(out, "paced2m_iw32", iw=32, snaplen=200, settle=0.3,
+            server_args=cubic + ["--max-pacing", "250000"], server_limit={"limit": "lower"},
+            transfers=[("GET", 70 * 1448)])
+    # (p) a 1 Mbit/s bottleneck at router2, before the mid-path capture: the flight spreads over
+    # two RTTs there and at the client, the next flight right behind it (rate2m_iw10 spreads
+    # it over one)
+    both_of(out, "queue1m_iw10", iw=10, snaplen=200, settle=0.5, server_args=cubic,
+            dl2=["--rate", "b2a:1000000:131072"], blind=["client", "mid"], transfers=R)
     return out
 
 
