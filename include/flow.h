@@ -72,6 +72,7 @@ struct first_flight {
 	uint32_t echo_adv;          /* one direction: how far the echo had moved on the next data */
 	uint16_t next_payload;      /* payload of the first new data after the flight */
 	uint16_t min_inside;        /* smallest payload of a flight packet that another followed */
+	uint32_t a1_segs, a1_bytes; /* the flight's count when A1 passed the vantage point */
 	uint32_t gap_segs, gap_bytes; /* segments and bytes before its first marked silence
 	                               * (docs/METHOD.md "ambiguous"); 0 = none */
 	uint16_t smss;              /* nominal: receiver MSS minus the sender's per-segment options */

@@ -394,6 +394,8 @@ static void receiver_packet(struct flow *f, struct side *s, const struct side *r
 	if (ff->state == FF_OPEN) {
 		if (!ff->a1_seen && (p->flags & TH_ACK) && sdiff(p->ack, s->isn + 1) > 0) {
 			ff->a1_seen = true;
+			ff->a1_segs = ff->segs;
+			ff->a1_bytes = ff->bytes;
 			ff->a1_us = p->ts_us;
 			ff->a1_tsval = p->opt.tsval;
 			bool ts_ok = ts_negotiated(f) && (p->opt.present & OPT_TS);
@@ -593,9 +595,15 @@ void flight_verdict(const struct flow *f, int sender, struct ff_verdict *v)
 	/* a pause that a held tail may have made, or timing at a round trip the sending host's
 	 * own scheduling can exceed: the end is not shown; what came before it is a lower bound */
 	int64_t rtt = flight_rtt(f);
-	if (ff->state == FF_CLOSED &&
-	    (ff->next_unsure ||
-	     (ff->rule == RULE_TIMING && rtt >= 0 && rtt < FLIGHT_TIMING_MIN_RTT_US))) {
+	bool sub_ms = ff->rule == RULE_TIMING && rtt >= 0 && rtt < FLIGHT_TIMING_MIN_RTT_US;
+	if (sub_ms && ff->a1_seen && ff->a1_segs < ff->segs) {
+		/* what came before A1 passed here no ACK had released; the rest timing cannot place */
+		v->limit = LIMIT_AMBIGUOUS;
+		v->segs = ff->a1_segs;
+		v->bytes = ff->a1_bytes;
+		return;
+	}
+	if (ff->state == FF_CLOSED && (ff->next_unsure || sub_ms)) {
 		v->limit = LIMIT_AMBIGUOUS;
 		if (ff->rule != RULE_TSECR && ff->gap_segs) { /* as below: up to what is sure */
 			v->segs = ff->gap_segs;
