@@ -29,15 +29,15 @@ CREATE VIEW servers AS
 -- One row per server address and port: the IW its exact (cwnd) flows agree on, the highest
 -- lower bound from the others (app, rwnd, nagle, ambiguous), and the verdict they add up to
 -- (docs/METHOD.md "Per host"): exact (iw), split (exact flows disagree), contradiction (a lower
--- bound above an exact IW: iw NULL, iw_min and lower_bound show both), lower_bound (no exact
--- flow). disagree = 1 for split and contradiction.
+-- bound above an exact IW: iw NULL, iw_min and lower_bound show both), NULL without an exact
+-- flow (lower_bound alone). disagree = 1 for split and contradiction.
 CREATE VIEW server_iw AS
   SELECT server_ip, server_port, flows, exact_flows,
          CASE WHEN iw_min = iw_max AND NOT coalesce(lower_bound > iw_min, false) THEN iw_max END AS iw,
          iw_min, iw_max, lower_bound,
          CASE WHEN NOT coalesce(lower_bound > iw_min, false) THEN iw_std END AS iw_std,
          CASE WHEN iw_min <> iw_max OR lower_bound > iw_min THEN 1 ELSE 0 END AS disagree,
-         CASE WHEN exact_flows = 0 THEN CASE WHEN lower_bound IS NULL THEN 'none' ELSE 'lower_bound' END
+         CASE WHEN exact_flows = 0 THEN NULL
               WHEN lower_bound > iw_min THEN 'contradiction'
               WHEN iw_min <> iw_max THEN 'split'
               ELSE 'exact' END AS verdict,
