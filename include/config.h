@@ -83,6 +83,10 @@
 #define FILEREAD_WINDOW (1u << 20) /* bytes of a capture file read at once: 256 KiB to 1 MiB
                                     * measured alike, 4 MiB (beyond the L2 cache) slower */
 #endif
+#ifndef FILEREAD_FIRST_WINDOW
+#define FILEREAD_FIRST_WINDOW (64u << 10) /* the first window of a capture file; each next one
+                                           * doubles up to FILEREAD_WINDOW */
+#endif
 #ifndef FILEREAD_STDIO_BUF
 #define FILEREAD_STDIO_BUF 512 /* stdio buffer of a file read so: larger reads bypass it */
 #endif
