@@ -360,8 +360,8 @@ unsigned pcapng_link_types(pcapng *ng, int *dlts, unsigned max)
 static const uint8_t *host_order(pcapng *ng, int dlt, const uint8_t *data, uint32_t caplen,
                                  uint32_t len)
 {
-	if (dlt != DLT_NFLOG && dlt != DLT_LINUX_SLL && dlt != DLT_LINUX_SLL2)
-		return data;
+	if ((dlt != DLT_NFLOG && dlt != DLT_LINUX_SLL && dlt != DLT_LINUX_SLL2) || caplen < 4)
+		return data; /* nothing to turn */
 	if (caplen > ng->scratch_cap) {
 		uint8_t *grown = realloc(ng->scratch, caplen);
 		if (!grown)
