@@ -79,7 +79,7 @@ void capture_file_close(capture_file *cf);
 typedef struct capture_live capture_live;
 
 struct live_opts {
-	const char *iface;
+	const char *iface;    /* borrowed until the capture is closed */
 	int snaplen;          /* 0 = LIVE_SNAPLEN */
 	int buffer_kib;       /* 0 = LIVE_BUFFER_KIB */
 	const char *filter;   /* NULL = "tcp" */
@@ -93,6 +93,17 @@ capture_live *capture_live_open(const struct live_opts *o, char *err, size_t err
  * of packets, or -1 on a capture error (message in err) or when fn asked to stop. */
 int capture_live_step(capture_live *c, int timeout_ms, capture_fn fn, void *arg, char *err,
                       size_t errlen);
+
+/* Waits up to timeout_ms until one of n captures (at most LIVE_IFACES_MAX) has packets: 1, or
+ * 0 when none came. */
+int capture_live_wait(capture_live *const *cs, unsigned n, int timeout_ms);
+
+/* Hands every packet c holds now to fn, without waiting: the number of packets, or -1 as
+ * capture_live_step. */
+int capture_live_dispatch(capture_live *c, capture_fn fn, void *arg, char *err, size_t errlen);
+
+/* The interface's name, as given in live_opts. */
+const char *capture_live_name(const capture_live *c);
 
 /* The interface's link type (DLT_*). */
 int capture_live_dlt(const capture_live *c);

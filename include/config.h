@@ -21,6 +21,9 @@
 #ifndef LIVE_RING_KIB
 #define LIVE_RING_KIB 16384 /* live: each worker's own ring of frames copied out of the kernel's */
 #endif
+#ifndef LIVE_IFACES_MAX
+#define LIVE_IFACES_MAX 8 /* live: interfaces captured as one (-i given several times) */
+#endif
 #ifndef LIVE_WORKERS_MAX
 #define LIVE_WORKERS_MAX 16 /* live: analysis workers at most */
 #endif

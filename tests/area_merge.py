@@ -259,3 +259,164 @@ def t_ng_cut(binary, tmp):
     eq(rc, 1, "exit for a filter the SLL interface cannot take")
     assert err.count("\n") == 1 and "links.pcapng" in err and "filter" in err, err
     assert not os.path.exists(db), "database created"
+
+
+# Live capture on two interfaces: a tap's two ports
+
+# the columns that say what a flow is and what iwscope found, without its times (two captures
+# of one packet are stamped microseconds apart)
+TIMELESS = ("ts_us", "syn_us", "synack_us", "ack_us", "rtt_us", "rtt_c_us", "rtt_s_us",
+            "c_ff_start_us", "s_ff_start_us", "c_ff_end_us", "s_ff_end_us", "c_iw_pause_us",
+            "s_iw_pause_us", "duration_us", "flow_key")
+
+
+def tap_ports(ns, probe):
+    """A passive tap on the lab's middle link (router r1's r1m to router r2's r2m), its two
+    ports in the namespace probe: every frame r2m receives (the client's) is copied out of tA0
+    and arrives on tA1, every frame r1m receives (the server's) out of tB0 and arrives on tB1
+    (tc mirred), as a tap's two ports give a connection's two directions. (The frames on that
+    link were sent by the delay lines, so they carry no departure time: every packet socket
+    reads the one time a copy arrived at, as on a real tap's ports. A frame TCP sent keeps
+    its departure time across veth, and each socket would stamp its copy itself.)"""
+    cmds = [(None, ["ip", "netns", "add", probe]),
+            (probe, ["ip", "link", "set", "lo", "up"])]
+    for where, dev, port in ((ns["r2"], "r2m", "tA"), (ns["r1"], "r1m", "tB")):
+        cmds += [(where, ["ip", "link", "add", port + "0", "type", "veth", "peer", "name", port + "1",
+                          "netns", probe])]
+        for d, w in ((port + "0", where), (port + "1", probe)):
+            cmds.append((w, ["ethtool", "-K", d, "tso", "off", "gso", "off", "gro", "off", "tx",
+                             "off", "rx", "off"]))
+            cmds.append((w, ["ip", "link", "set", d, "up"]))
+        cmds += [(where, ["tc", "qdisc", "add", "dev", dev, "clsact"]),
+                 (where, ["tc", "filter", "add", "dev", dev, "ingress", "u32", "match", "u32", "0",
+                          "0", "action", "mirred", "egress", "mirror", "dev", port + "0"])]
+    for where, cmd in cmds:
+        r = subprocess.run((["ip", "netns", "exec", where] if where else []) + cmd,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        if r.returncode != 0 and cmd[0] != "ethtool":
+            if cmd[0] == "tc":
+                raise Skip("tc cannot mirror here: " + r.stderr.strip())
+            raise AssertionError("%s: %s" % (" ".join(cmd), r.stderr))
+
+
+def tcp_ports(path):
+    """(source, destination) port of every TCP/IPv4 frame of an Ethernet pcap file."""
+    out = []
+    for _, f in hostile.pcap_records(path)[1]:
+        if f[12:14] == b"\x08\x00" and f[23] == 6:
+            t = 14 + (f[14] & 15) * 4
+            out.append(struct.unpack("!HH", f[t:t + 4]))
+    return out
+
+
+@test("live-two-interfaces-are-one-capture", ("release", "asan"))
+def t_live_two(binary, tmp, env=None):
+    """iwscope -i tA1 -i tB1 on a tap's two ports (each carrying one direction of the lab's
+    traffic): the rows are those of tcpdump's recordings of the two ports read offline as one
+    capture (-r A -r B), field by field, and every verdict and SYN column equals a capture of
+    both directions on the same link (r1m); runs.source and the summary name both."""
+    need_root()
+    need_tool("tc")
+    tr = netns()
+    assert os.path.exists(tr.DELAYLINE), "the lab's delay line is not built: make tools"
+    ns = tr.names("-m2%d" % os.getpid())
+    probe = "iwt-p-m2%d" % os.getpid()
+    os.chmod(tmp, 0o755)
+    procs = []
+    two, one = os.path.join(tmp, "two.db"), os.path.join(tmp, "one.db")
+    pa, pb = os.path.join(tmp, "a.pcap"), os.path.join(tmp, "b.pcap")
+    # receive time stamps for every packet, as in live_vs_offline: the packet sockets on one
+    # interface then read one time per frame
+    stamp = subprocess.Popen(["python3", "-c", "import socket,time; s=socket.socket(socket.AF_INET,"
+                              " socket.SOCK_DGRAM); s.setsockopt(socket.SOL_SOCKET,"
+                              " 29, 1); print('on', flush=True); time.sleep(600)"],
+                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    procs.append(stamp)
+    eq(stamp.stdout.readline().strip(), "on", "receive timestamps asked for")
+    transfers = ["GET:1000", "GET:14600", "GET:43440", "GET:120000", "GET:14600:par=3"] * 2
+    try:
+        procs += tr.lab({"name": "tap", "iw": 10}, 4000, 4000, app_server=True, ns=ns)
+        tap_ports(ns, probe)
+        for dev, out in (("tA1", pa), ("tB1", pb)):
+            procs.append(subprocess.Popen(["ip", "netns", "exec", probe, "tcpdump", "-i", dev, "-s",
+                                           "9216", "-U", "-w", out, "tcp"], stdout=subprocess.DEVNULL,
+                                          stderr=subprocess.DEVNULL))
+        caps = []
+        for db, devs, where in ((two, ["tA1", "tB1"], probe), (one, ["r1m"], ns["r1"])):
+            args = [a for d in devs for a in ("-i", d)]
+            caps.append(subprocess.Popen(["ip", "netns", "exec", where, binary] + args +
+                                         ["-o", db, "--no-ui", "--threads", "2"],
+                                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                                         env=env or ENV))
+        procs += caps
+        for db in (two, one):
+            wait_for(lambda: count_rows(db, "SELECT count(*) FROM runs") == 1, 15, "the run row")
+        wait_for(lambda: os.path.exists(pa) and os.path.exists(pb), 10, "tcpdump's captures")
+        time.sleep(0.5)
+        cl = subprocess.run(["ip", "netns", "exec", ns["c"], "python3", tr.APP, "client", tr.S4,
+                             "8080", "0.05"] + transfers, stdout=subprocess.PIPE, text=True,
+                            timeout=120)
+        want = flows_of(transfers)
+        eq(len(cl.stdout.splitlines()), want, "transfers")
+        for db in (two, one):
+            wait_for(lambda: (count_rows(db) or 0) >= want, 20, "the rows of %d flows" % want)
+        time.sleep(0.5)
+        for p in procs[-4:]:
+            p.send_signal(signal.SIGINT)
+        errs = [c.communicate(timeout=30)[1] for c in caps]
+        for c, err in zip(caps, errs):
+            eq(c.returncode, 0, "iwscope's exit after SIGINT: " + err)
+    finally:
+        for p in procs:
+            tr.stop(p)
+        tr.teardown(ns)
+        subprocess.run(["ip", "netns", "del", probe], stderr=subprocess.DEVNULL)
+    # each port carried one direction
+    eq({d for _, d in tcp_ports(pa)}, {8080}, "port A: client to server only")
+    eq({s for s, _ in tcp_ports(pb)}, {8080}, "port B: server to client only")
+    off = analyse(binary, [pa, pb], tmp, [], "off.db")
+    live = rows(two)
+    eq(len(live), want, "rows of the two-port capture")
+    a, b = comparable(live, also=("flow_key",)), comparable(rows(off), also=("flow_key",))
+    if a != b:
+        diff = [{k: (v, dict(y).get(k)) for k, v in dict(x).items() if dict(y).get(k) != v}
+                for x, y in zip(a, b) if x != y][:2]
+        raise AssertionError("two-port rows differ from the ports' recordings read offline: %r" % diff)
+    eq(comparable(live, also=TIMELESS), comparable(rows(one), also=TIMELESS),
+       "verdict and SYN columns of two ports and of the link's interface")
+    run_row = rows(two, "SELECT source, pcap_dropped, pcap_received, packets FROM runs")[0]
+    eq((run_row["source"], run_row["pcap_dropped"]), ("tA1 tB1", 0), "run")
+    assert abs(run_row["pcap_received"] - run_row["packets"]) <= 2, run_row
+    assert re.search(r"tA1: \d+ received, 0 dropped; tB1: \d+ received, 0 dropped", errs[0]), errs[0]
+    return "%d flows alike; %d packets over two ports" % (len(live), run_row["packets"])
+
+
+@test("live-two-interfaces-under-tsan")
+def t_live_two_tsan(binary, tmp):
+    """The same two ports under ThreadSanitizer (the stages, the release in time order and the
+    workers): no race reported, and the rows are the same."""
+    if not os.path.exists(TSAN_BIN):
+        raise AssertionError("no ThreadSanitizer build: make tsan")
+    env = dict(ENV, TSAN_OPTIONS="halt_on_error=1:exitcode=66")
+    return t_live_two(TSAN_BIN, tmp, env)
+
+
+@test("live-several-interfaces-command-line", ("release", "asan"))
+def t_live_cli(binary, tmp):
+    """-i twice with one name, or more than 8 -i, is a one-line usage error; --help says that
+    several -i are one capture. As root, an interface that cannot be opened among several is
+    one line naming it, and no database is made."""
+    db = os.path.join(tmp, "x.db")
+    rc, _, err = run(["-i", "lo", "-i", "lo", "-o", db, "--no-ui"], binary)
+    eq((rc, err.count("\n")), (1, 1), "the same interface twice: " + err)
+    assert "-i lo given twice" in err, err
+    rc, _, err = run([a for i in range(9) for a in ("-i", "x%d" % i)] + ["-o", db], binary)
+    eq((rc, err.count("\n")), (1, 1), "nine interfaces: " + err)
+    assert "at most 8" in err, err
+    out = run(["--help"], binary)[1]
+    assert "several -i" in out and "merged by packet time" in out, out
+    if os.geteuid() == 0:
+        rc, _, err = run(["-i", "lo", "-i", "nosuchif0", "-o", db, "--no-ui"], binary)
+        eq(rc, 2, "exit")
+        assert "nosuchif0: no such interface" in err and err.count("\n") == 1, err
+    assert not os.path.exists(db), "database created without a capture"

@@ -629,10 +629,13 @@ void capture_files(const struct capture_opts *o, capture_fn fn, void *arg,
 
 struct capture_live {
 	pcap_t *pc;
+	const char *name;        /* the interface (borrowed from the options) */
 	int dlt;
 	int fd;
 	int snaplen, buffer_kib; /* as asked of libpcap: -s and -B, or the defaults */
 };
+
+const char *capture_live_name(const capture_live *c) { return c->name; }
 
 void capture_live_settings(const capture_live *c, int *snaplen, int *buffer_kib)
 {
@@ -654,6 +657,7 @@ capture_live *capture_live_open(const struct live_opts *o, char *err, size_t err
 		free(c);
 		return NULL;
 	}
+	c->name = o->iface;
 	c->snaplen = o->snaplen > 0 ? o->snaplen : LIVE_SNAPLEN;
 	c->buffer_kib = o->buffer_kib > 0 ? o->buffer_kib : LIVE_BUFFER_KIB;
 	pcap_set_snaplen(c->pc, c->snaplen);
@@ -716,12 +720,28 @@ static void on_live_packet(u_char *user, const struct pcap_pkthdr *h, const u_ch
 		d->stop = 1;
 }
 
+int capture_live_wait(capture_live *const *cs, unsigned n, int timeout_ms)
+{
+	struct pollfd pfd[LIVE_IFACES_MAX];
+	unsigned k = 0;
+	for (unsigned i = 0; i < n && k < LIVE_IFACES_MAX; i++)
+		if (cs[i]->fd >= 0)
+			pfd[k++] = (struct pollfd){ cs[i]->fd, POLLIN, 0 };
+	if (!k)
+		return 1; /* nothing to wait on: dispatch looks */
+	return poll(pfd, k, timeout_ms) > 0;
+}
+
 int capture_live_step(capture_live *c, int timeout_ms, capture_fn fn, void *arg, char *err,
                       size_t errlen)
 {
-	struct pollfd pfd = { c->fd, POLLIN, 0 };
-	if (c->fd >= 0 && poll(&pfd, 1, timeout_ms) <= 0)
+	if (!capture_live_wait(&c, 1, timeout_ms))
 		return 0;
+	return capture_live_dispatch(c, fn, arg, err, errlen);
+}
+
+int capture_live_dispatch(capture_live *c, capture_fn fn, void *arg, char *err, size_t errlen)
+{
 	struct dispatch_ctx d = { fn, arg, c->dlt, 0 };
 	int n = pcap_dispatch(c->pc, -1, on_live_packet, (u_char *)&d);
 	if (n < 0 && n != PCAP_ERROR_BREAK) {
