@@ -652,7 +652,7 @@ livecap *livecap_start(capture_live *const *caps, unsigned ncaps, const struct l
 		lc->dlts[i] = capture_live_dlt(caps[i]);
 	}
 	/* a released frame is behind the wall clock by the kernel's block timeout, and with
-	 * stages by their hold (two block timeouts) and a round of reads (up to WAIT_MS) more */
+	 * stages by their hold (two block timeouts) and a round or two of reads (WAIT_MS each) */
 	lc->lag_us = 2000u * LIVE_BLOCK_MS + (ncaps > 1 ? 2000u * LIVE_BLOCK_MS + 2000u * WAIT_MS : 0);
 	lc->nworkers = n;
 	lc->max_packets = o->max_packets;
