@@ -28,8 +28,9 @@ pcapng *pcapng_open(fileread *m, char *err, size_t errlen);
 int pcapng_first_dlt(const pcapng *ng);
 
 /* The link types (DLT_*) of the interfaces described before the first packet, the first
- * interface's included, each once: up to max of them in dlts, their number returned. A look
- * ahead that changes nothing (a problem it meets is left for pcapng_next to report). */
+ * interface's included, each once: up to max of them in dlts, their number returned. Right
+ * after pcapng_open; a look ahead that changes nothing (a problem it meets is left for
+ * pcapng_next to report). */
 unsigned pcapng_link_types(pcapng *ng, int *dlts, unsigned max);
 
 /* The next packet: 1 with *r filled (r->data valid until the next call; r->dlt its interface's

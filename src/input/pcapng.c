@@ -284,7 +284,10 @@ pcapng *pcapng_open(fileread *m, char *err, size_t errlen)
 		cut(ng, 0, total);
 		goto fail;
 	}
-	h = fileread_bytes(m, 0, 16);
+	if (!(h = fileread_bytes(m, 0, 16))) {
+		fail(ng, "cannot read the section header");
+		goto fail;
+	}
 	uint16_t major = rd16(h + 12, ng->swapped), minor = rd16(h + 14, ng->swapped);
 	if (major != 1 || (minor != 0 && minor != 2)) {
 		fail(ng, "unsupported pcapng version %u.%u", major, minor);
@@ -324,14 +327,7 @@ unsigned pcapng_link_types(pcapng *ng, int *dlts, unsigned max)
 	unsigned n = 0;
 	if (max == 0)
 		return 0;
-	dlts[n++] = ng->first_dlt;
-	for (uint32_t i = 1; i < ng->nifaces && n < max; i++) { /* none yet, but keep it true */
-		unsigned j = 0;
-		while (j < n && dlts[j] != ng->ifaces[i].dlt)
-			j++;
-		if (j == n)
-			dlts[n++] = ng->ifaces[i].dlt;
-	}
+	dlts[n++] = ng->first_dlt; /* the only interface read so far (pcapng_open) */
 	uint64_t off = ng->off;
 	char err[sizeof(ng->err)];
 	memcpy(err, ng->err, sizeof(err));
