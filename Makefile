@@ -172,9 +172,10 @@ soak: deps
 FUZZ_SECONDS ?= 600
 FUZZ_SRCS := $(filter-out src/main.c,$(SRCS))
 FUZZ_TARGETS := $(BUILD)/fuzz_decode $(BUILD)/fuzz_options $(BUILD)/fuzz_capture $(BUILD)/fuzz_pcapfile \
-                $(BUILD)/fuzz_flight $(BUILD)/fuzz_names
-# the in-place pcap reader against libpcap, with one-page windows so records straddle them
-$(BUILD)/fuzz_pcapfile: FUZZ_DEFS = -DFILEREAD_WINDOW=4096
+                $(BUILD)/fuzz_pcapng $(BUILD)/fuzz_flight $(BUILD)/fuzz_names
+# the in-place pcap reader and the pcapng reader against libpcap, with one-page windows so
+# records and blocks straddle them
+$(BUILD)/fuzz_pcapfile $(BUILD)/fuzz_pcapng: FUZZ_DEFS = -DFILEREAD_WINDOW=4096
 fuzzers: $(FUZZ_TARGETS)
 $(BUILD)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_SRCS) $(BUILD)/schema_sql.c $(HDRS)
 	clang -std=c11 -D_DEFAULT_SOURCE $(FUZZ_DEFS) -Iinclude $(PKG_CFLAGS) -g -O1 \

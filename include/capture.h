@@ -35,9 +35,14 @@ struct capture_result {
 	int stopped;               /* the callback asked to stop */
 };
 
-/* Reads every file in order, calling fn for each frame that passes the filter, until the
- * end, max_packets, *stop or fn's -1. Problems with a file are printed as one line on stderr
- * naming the file; the next file is still read (a filter error stops everything). */
+/* Reads the files as one capture, calling fn for each frame that passes the filter, until the
+ * end, max_packets, *stop or fn's -1. Several files are merged by packet time, as mergecap
+ * does: the frame handed on is always the earliest of every file's next one (of two at the
+ * same time, the earlier file's on the command line), so files that follow one another are
+ * read one after the other, and files that overlap (a tap's two directions) interleave. Each
+ * frame goes with its own file's (or pcapng interface's) link type. Problems with a file are
+ * printed as one line on stderr naming the file; the other files are still read (a filter
+ * error stops everything). */
 void capture_files(const struct capture_opts *o, capture_fn fn, void *arg,
                    volatile sig_atomic_t *stop, struct capture_result *res);
 
@@ -49,16 +54,22 @@ struct capture_rec {
 	const uint8_t *data;
 	uint32_t caplen, len;
 	uint64_t ts_us;
+	int dlt;                   /* its link type (a pcapng file's interfaces may differ) */
 };
 
-/* Opens a capture file of a supported link type with filter (or NULL) installed. NULL after
- * one line on stderr naming the file; *filter_error is set when the filter was the problem. */
+/* Opens a capture file of a supported link type with filter (or NULL, borrowed until the
+ * close) installed. A pcapng file is read by pcapng.c (interfaces of several link types; the
+ * filter compiled for each), anything else by libpcap. NULL after one line on stderr naming
+ * the file; *filter_error is set when the filter was the problem. */
 capture_file *capture_file_open(const char *path, const char *filter, int *filter_error);
 
 /* The next frame that passes the filter: 1 with *r filled, 0 at the end of the file, -1 on an
  * error (capture_file_error says what, in libpcap's words). */
 int capture_file_next(capture_file *cf, struct capture_rec *r);
+/* The link type of the file (of a pcapng file: of its first interface). */
 int capture_file_dlt(const capture_file *cf);
+/* Whether it is a regular file (one that can be opened again; not a pipe, not stdin). */
+bool capture_file_regular(const capture_file *cf);
 /* For standard input that is a pipe: fn is called after each CAPTURE_IDLE_MS of silence. */
 void capture_file_idle(capture_file *cf, capture_idle_fn fn, void *arg);
 const char *capture_file_error(capture_file *cf);
@@ -68,7 +79,7 @@ void capture_file_close(capture_file *cf);
 typedef struct capture_live capture_live;
 
 struct live_opts {
-	const char *iface;
+	const char *iface;    /* borrowed until the capture is closed */
 	int snaplen;          /* 0 = LIVE_SNAPLEN */
 	int buffer_kib;       /* 0 = LIVE_BUFFER_KIB */
 	const char *filter;   /* NULL = "tcp" */
@@ -83,6 +94,17 @@ capture_live *capture_live_open(const struct live_opts *o, char *err, size_t err
 int capture_live_step(capture_live *c, int timeout_ms, capture_fn fn, void *arg, char *err,
                       size_t errlen);
 
+/* Waits up to timeout_ms until one of n captures (at most LIVE_IFACES_MAX) has packets: 1, or
+ * 0 when none came. */
+int capture_live_wait(capture_live *const *cs, unsigned n, int timeout_ms);
+
+/* Hands every packet c holds now to fn, without waiting: the number of packets, or -1 as
+ * capture_live_step. */
+int capture_live_dispatch(capture_live *c, capture_fn fn, void *arg, char *err, size_t errlen);
+
+/* The interface's name, as given in live_opts. */
+const char *capture_live_name(const capture_live *c);
+
 /* The interface's link type (DLT_*). */
 int capture_live_dlt(const capture_live *c);
 
@@ -92,8 +114,8 @@ void capture_live_close(capture_live *c);
 /* The snaplen and kernel buffer the capture was opened with. */
 void capture_live_settings(const capture_live *c, int *snaplen, int *buffer_kib);
 
-/* Replays files at their own pace times speed (0 = as fast as possible), in steps, so a
- * dashboard can refresh between them. */
+/* Replays files (merged by packet time, as capture_files) at their own pace times speed (0 = as
+ * fast as possible), in steps, so a dashboard can refresh between them. */
 typedef struct capture_replay capture_replay;
 capture_replay *capture_replay_open(const struct capture_opts *o, double speed);
 /* Silences in the capture longer than max_gap_us (capture time) are cut to max_gap_us when

@@ -22,7 +22,9 @@ struct config {
 	bool quiet, verbose, json, no_dpi, force_timing;
 	uint32_t flow_cap;
 	unsigned dpi_packets;  /* packets nDPI sees per flow at most */
-	const char *iface;     /* -i: live capture */
+	const char *iface;     /* -i: live capture (the first interface) */
+	const char *ifaces[LIVE_IFACES_MAX]; /* every -i: several are one capture (a tap's ports) */
+	unsigned nifaces;
 	int snaplen, buffer_kib, no_promisc;
 	const char *user;      /* -Z: drop root to this user */
 	double refresh_s;      /* -d: dashboard refresh */

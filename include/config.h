@@ -21,6 +21,9 @@
 #ifndef LIVE_RING_KIB
 #define LIVE_RING_KIB 16384 /* live: each worker's own ring of frames copied out of the kernel's */
 #endif
+#ifndef LIVE_IFACES_MAX
+#define LIVE_IFACES_MAX 8 /* live: interfaces captured as one (-i given several times) */
+#endif
 #ifndef LIVE_WORKERS_MAX
 #define LIVE_WORKERS_MAX 16 /* live: analysis workers at most */
 #endif
@@ -92,6 +95,10 @@
 #ifndef FILEREAD_WINDOW
 #define FILEREAD_WINDOW (1u << 20) /* bytes of a capture file read at once: 256 KiB to 1 MiB
                                     * measured alike, 4 MiB (beyond the L2 cache) slower */
+#endif
+#ifndef FILEREAD_FIRST_WINDOW
+#define FILEREAD_FIRST_WINDOW (64u << 10) /* the first window of a capture file; each next one
+                                           * doubles up to FILEREAD_WINDOW */
 #endif
 #ifndef FILEREAD_STDIO_BUF
 #define FILEREAD_STDIO_BUF 512 /* stdio buffer of a file read so: larger reads bypass it */

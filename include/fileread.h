@@ -33,4 +33,12 @@ bool fileread_direct(fileread *m, int dlt, int snapshot);
  * must come from libpcap too. */
 int fileread_next(fileread *m, struct capture_rec *r);
 
+/* The file's size in bytes. */
+uint64_t fileread_size(const fileread *m);
+
+/* The bytes [off, off + n) of the file, read into the buffer if it does not hold them: valid
+ * until the next call on m or a read of its stream. NULL when they are not all in the file
+ * or reading failed. (For readers of other formats: pcapng.c.) */
+const uint8_t *fileread_bytes(fileread *m, uint64_t off, size_t n);
+
 #endif

@@ -38,6 +38,57 @@ def pcapng(path, interfaces, packets):
     open(path, "wb").write(out)
 
 
+class Ng:
+    """pcapng blocks, written in either byte order (be: big-endian), for captures libpcap and
+    iwscope must read alike: Ng().shb() + Ng().idb(1) + Ng().epb(0, ts, frame) ... joined."""
+
+    def __init__(self, be=False):
+        self.e = ">" if be else "<"
+
+    def block(self, t, body):
+        body += b"\x00" * (-len(body) % 4)
+        n = 12 + len(body)
+        return struct.pack(self.e + "II", t, n) + body + struct.pack(self.e + "I", n)
+
+    def shb(self, minor=0):
+        return self.block(0x0A0D0D0A, struct.pack(self.e + "IHHq", 0x1A2B3C4D, 1, minor, -1))
+
+    def idb(self, linktype, snaplen=262144, tsresol=None, tsoffset=None):
+        """tsresol: the if_tsresol byte (6 = us, 9 = ns, 0x80 | n = 2^-n); tsoffset: seconds."""
+        opts = b""
+        if tsresol is not None:
+            opts += struct.pack(self.e + "HHB3x", 9, 1, tsresol)
+        if tsoffset is not None:
+            opts += struct.pack(self.e + "HHq", 14, 8, tsoffset)
+        if opts:
+            opts += struct.pack(self.e + "HH", 0, 0)
+        return self.block(1, struct.pack(self.e + "HHI", linktype, 0, snaplen) + opts)
+
+    def epb(self, ifc, ts, frame, wirelen=None):
+        """ts in the interface's units."""
+        return self.block(6, struct.pack(self.e + "IIIII", ifc, ts >> 32, ts & 0xFFFFFFFF, len(frame),
+                                         len(frame) if wirelen is None else wirelen) + frame)
+
+    def pb(self, ifc, ts, frame):
+        return self.block(2, struct.pack(self.e + "HHIIII", ifc, 0, ts >> 32, ts & 0xFFFFFFFF, len(frame),
+                                         len(frame)) + frame)
+
+    def spb(self, frame):
+        return self.block(3, struct.pack(self.e + "I", len(frame)) + frame)
+
+
+def pcap_records(path):
+    """(linktype, [(ts_us, frame)]) of a little-endian microsecond pcap file."""
+    data = open(path, "rb").read()
+    lt = struct.unpack("<I", data[20:24])[0]
+    out, off = [], 24
+    while off + 16 <= len(data):
+        sec, usec, cap = struct.unpack("<III", data[off:off + 12])
+        out.append((sec * 1000000 + usec, data[off + 16:off + 16 + cap]))
+        off += 16 + cap
+    return lt, out
+
+
 def syn_flood(path, n, seed=1):
     """n SYNs from random addresses and ports, one per microsecond."""
     import random

@@ -91,12 +91,16 @@ static int on_idle(void *arg, bool silent)
 	return 0;
 }
 
+/* What the run reads, as runs.source and the dashboard say it: the files, or the interfaces,
+ * separated by spaces. */
 static void source_text(const struct config *cfg, char *buf, size_t len)
 {
 	size_t n = 0;
 	buf[0] = '\0';
-	for (unsigned i = 0; i < cfg->nfiles && n + 1 < len; i++) {
-		int w = snprintf(buf + n, len - n, "%s%s", i ? " " : "", cfg->files[i]);
+	const char *const *names = cfg->iface ? cfg->ifaces : cfg->files;
+	unsigned count = cfg->iface ? cfg->nifaces : cfg->nfiles;
+	for (unsigned i = 0; i < count && n + 1 < len; i++) {
+		int w = snprintf(buf + n, len - n, "%s%s", i ? " " : "", names[i]);
 		if (w < 0)
 			break;
 		n += (size_t)w;
@@ -302,7 +306,7 @@ static int watch(const struct config *cfg, struct run_state *rs, livecap *lc, ui
 	if (!rs->sink_failed && sinks_tick(rs->sinks, rs->nsinks) != 0)
 		rs->sink_failed = 1;
 	if (livecap_error(lc) && !rs->sink_failed) {
-		fprintf(stderr, "iwscope: %s: %s\n", cfg->iface, livecap_error(lc));
+		fprintf(stderr, "iwscope: %s\n", livecap_error(lc)); /* names the interface */
 		return EXIT_RUNTIME;
 	}
 	return 0;
@@ -378,6 +382,12 @@ static int stream(const struct config *cfg, struct run_state *rs, capture_replay
 	return 0;
 }
 
+static void close_live(capture_live **live, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		capture_live_close(live[i]);
+}
+
 /* The message of the sink that failed: the primary's when it has one, else the first other. */
 static const char *failed_sink_error(const struct sink *sinks, unsigned n)
 {
@@ -400,19 +410,22 @@ int analyse_run(struct config *cfg)
 	for (unsigned i = 0; i < cfg->nfiles; i++)
 		from_stdin |= !strcmp(cfg->files[i], "-");
 	bool piped = from_stdin && capture_stdin_is_pipe();
-	capture_live *live = NULL;
+	capture_live *live[LIVE_IFACES_MAX] = { NULL };
+	unsigned nlive = 0;
 	capture_replay *replay = NULL;
 	ui *dash = NULL;
 	struct capture_opts co = { .files = cfg->files, .nfiles = cfg->nfiles,
 		                   .filter = cfg->filter, .max_packets = cfg->count };
-	if (cfg->iface) { /* open the interface first: no permission means no database either */
-		struct live_opts lo = { cfg->iface, cfg->snaplen, cfg->buffer_kib, cfg->filter,
+	/* open the interfaces first: no permission means no database either */
+	for (unsigned i = 0; cfg->iface && i < cfg->nifaces; i++) {
+		struct live_opts lo = { cfg->ifaces[i], cfg->snaplen, cfg->buffer_kib, cfg->filter,
 			                !cfg->no_promisc };
-		live = capture_live_open(&lo, err, sizeof(err));
-		if (!live) {
+		if (!(live[nlive] = capture_live_open(&lo, err, sizeof(err)))) {
 			fprintf(stderr, "iwscope: %s\n", err);
+			close_live(live, nlive);
 			return EXIT_RUNTIME;
 		}
+		nlive++;
 	}
 	/* capture files: those that cannot be opened are reported now and skipped; when none
 	 * can, no database is created or touched (standard input is read as it comes) */
@@ -456,7 +469,7 @@ int analyse_run(struct config *cfg)
 	}
 	if (!db && !pg) {
 		fprintf(stderr, "iwscope: %s\n", err);
-		capture_live_close(live);
+		close_live(live, nlive);
 		return EXIT_RUNTIME;
 	}
 	dpi_ctx *dpi = NULL;
@@ -469,7 +482,7 @@ int analyse_run(struct config *cfg)
 	bool threaded = !streaming && !piped && cfg->threads > 1;
 	/* with that thread, nDPI starts up there while this one reads the first packets */
 	/* live: each worker opens its own (livecap.c) */
-	if (!cfg->no_dpi && !live &&
+	if (!cfg->no_dpi && !nlive &&
 	    !(dpi = threaded ? dpi_new(cfg->dpi_packets) : dpi_open(cfg->dpi_packets))) {
 		fprintf(stderr, "iwscope: cannot initialise nDPI\n");
 		rc = EXIT_RUNTIME;
@@ -489,19 +502,17 @@ int analyse_run(struct config *cfg)
 	struct engine_opts eo = { .flow_cap = cfg->flow_cap, .force_timing = cfg->force_timing,
 		                  .threaded = threaded, .early_rows = streaming || piped };
 	char source[4096];
-	if (cfg->iface)
-		snprintf(source, sizeof(source), "%s", cfg->iface);
-	else
-		source_text(cfg, source, sizeof(source));
+	source_text(cfg, source, sizeof(source));
 	struct run_info run = { 0 };
 	run.probe = cfg->probe;
 	run.started_us = clock_wall_us();
 	run.source = source;
 	run.filter = cfg->filter ? cfg->filter : cfg->iface ? "tcp" : NULL;
 	char options[96] = "";
-	if (live) { /* what the capture was opened with, beside what changes results */
+	if (nlive) { /* what the capture was opened with (every interface alike), beside what
+	              * changes results */
 		int snaplen, kib;
-		capture_live_settings(live, &snaplen, &kib);
+		capture_live_settings(live[0], &snaplen, &kib);
 		snprintf(options, sizeof(options), "snaplen=%d buffer_kib=%d%s", snaplen, kib,
 		         cfg->force_timing ? " timing" : "");
 	} else if (cfg->force_timing) {
@@ -529,10 +540,10 @@ int analyse_run(struct config *cfg)
 		if (dash)
 			sinks[nsinks++] = ui_sink(dash);
 	}
-	if (live) {
+	if (nlive) {
 		struct livecap_opts lo = { .workers = cfg->threads, .eo = eo, .dpi = !cfg->no_dpi,
 			                   .dpi_packets = cfg->dpi_packets, .max_packets = cfg->count };
-		lc = livecap_start(live, &lo, err, sizeof(err));
+		lc = livecap_start(live, nlive, &lo, err, sizeof(err));
 		if (!lc) {
 			fprintf(stderr, "iwscope: %s\n", err);
 			rc = EXIT_RUNTIME;
@@ -556,7 +567,7 @@ int analyse_run(struct config *cfg)
 	co.idle = on_idle;
 	co.idle_arg = &rs;
 	struct capture_result cr = { 0 };
-	if (live) {
+	if (nlive) {
 		rc = watch(cfg, &rs, lc, dash, &run);
 	} else if (streaming) {
 		replay = capture_replay_open(&co, cfg->replay_speed);
@@ -625,10 +636,18 @@ int analyse_run(struct config *cfg)
 	/* a summary adds nothing when every file failed before its first packet */
 	if (!cfg->quiet && (run.packets || !cr.files_failed))
 		print_summary(cfg, &run, db, pg);
-	if (live && !cfg->quiet)
+	if (nlive && !cfg->quiet) {
 		fprintf(stderr, "iwscope: %lld packets received by the capture, %lld dropped (%s); "
 		        "the capture waited %.1f ms at most\n", (long long)run.pcap_received,
 		        (long long)run.pcap_dropped, options, livecap_longest_stall(lc) / 1000.0);
+		for (unsigned i = 0; i < nlive && nlive > 1; i++) {
+			int64_t received, dropped;
+			livecap_capture_counts(lc, i, &received, &dropped);
+			fprintf(stderr, "%s%s: %lld received, %lld dropped%s", i ? "; " : "iwscope: ",
+			        cfg->ifaces[i], (long long)received, (long long)dropped,
+			        i + 1 == nlive ? "\n" : "");
+		}
+	}
 	if (cr.filter_error)
 		rc = EXIT_USAGE;
 	else if (cr.files_failed && !rc)
@@ -645,6 +664,6 @@ out:
 	store_close(db);
 	pgsink_close(pg);
 	capture_replay_close(replay);
-	capture_live_close(live);
+	close_live(live, nlive);
 	return rc;
 }

@@ -26,8 +26,8 @@ static void usage(FILE *out)
 	        "               [--replay[=SPEED]] [--no-ui] [--no-color] [-d SECONDS]\n"
 	        "               [--timing] [--no-dpi] [--dpi-packets N] [--flow-cap N] [--threads N]\n"
 	        "               [--probe NAME] [--spool FILE] [-F FILTERFILE | EXPRESSION]\n"
-	        "       iwscope -i IFACE [-o DB|URI] [-s SNAPLEN] [-B BUFFER_KIB] [-p] [-Z USER]\n"
-	        "               [--no-ui] [--json] [--no-color] [-d SECONDS] [--probe NAME]\n"
+	        "       iwscope -i IFACE [-i IFACE ...] [-o DB|URI] [-s SNAPLEN] [-B BUFFER_KIB] [-p]\n"
+	        "               [-Z USER] [--no-ui] [--json] [--no-color] [-d SECONDS] [--probe NAME]\n"
 	        "               [--spool FILE] [EXPRESSION]\n"
 	        "       iwscope report DB|URI [--format table|csv|json] [--by server|app|rwnd|standard]\n"
 	        "               [--limit N]\n"
@@ -40,9 +40,13 @@ static void usage(FILE *out)
 	        "(initial window) and writes one row per flow to an SQLite database.\n"
 	        "\n"
 	        "  -r FILE        read a pcap or pcapng file (\"-\" = standard input); several -r\n"
-	        "                 are read in order as one continuous capture\n"
+	        "                 are one capture, merged by packet time as mergecap does (a tap's\n"
+	        "                 two direction files; files that follow one another); a pcapng\n"
+	        "                 file's interfaces may differ in link type and snapshot length\n"
 	        "  -i IFACE       capture live from IFACE (a BPF filter keeps only TCP unless you\n"
-	        "                 give one); SIGINT/SIGTERM stop it after writing every flow\n"
+	        "                 give one); SIGINT/SIGTERM stop it after writing every flow;\n"
+	        "                 several -i (up to %d, a tap's ports) are one capture, merged by\n"
+	        "                 packet time\n"
 	        "  -s SNAPLEN     live: bytes captured per packet (default %d)\n"
 	        "  -B KIB         live: kernel capture buffer in KiB (default %d: 128 MiB)\n"
 	        "  -p             live: do not put the interface in promiscuous mode\n"
@@ -83,7 +87,7 @@ static void usage(FILE *out)
 	        "Exit status: 0 success, 1 usage error, 2 runtime failure (unreadable or cut\n"
 	        "capture, unsupported link type, database error, unknown database host or\n"
 	        "refused login). Rows analysed before a failure are kept. See iwscope(1).\n",
-	        LIVE_SNAPLEN, LIVE_BUFFER_KIB, (double)REPLAY_MAX_GAP_S, DPI_MAX_PKTS, FLOW_CAP_DEFAULT,
+	        LIVE_IFACES_MAX, LIVE_SNAPLEN, LIVE_BUFFER_KIB, (double)REPLAY_MAX_GAP_S, DPI_MAX_PKTS, FLOW_CAP_DEFAULT,
 	        LIVE_WORKERS_MAX);
 }
 
@@ -320,9 +324,20 @@ int cli_parse(int argc, char **argv, struct config *cfg)
 			cfg->dpi_packets = (unsigned)v;
 			break;
 		}
-		case 'i':
-			cfg->iface = optarg;
+		case 'i': {
+			if (cfg->nifaces == LIVE_IFACES_MAX) {
+				fprintf(stderr, "iwscope: at most %d -i interfaces\n", LIVE_IFACES_MAX);
+				return EXIT_USAGE;
+			}
+			for (unsigned i = 0; i < cfg->nifaces; i++)
+				if (!strcmp(cfg->ifaces[i], optarg)) {
+					fprintf(stderr, "iwscope: -i %s given twice\n", optarg);
+					return EXIT_USAGE;
+				}
+			cfg->ifaces[cfg->nifaces++] = optarg;
+			cfg->iface = cfg->ifaces[0];
 			break;
+		}
 		case 's':
 		case 'B': {
 			unsigned long v;

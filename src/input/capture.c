@@ -1,5 +1,6 @@
-/* capture: libpcap sources: capture files (pcap, pcapng; several are one continuous capture; a
- * pipe on standard input read as it comes), live interfaces, and replay at the capture's pace. */
+/* capture: the sources of packets: capture files (pcap through libpcap or in place, pcapng
+ * through pcapng.c; several are one capture, merged by packet time; a pipe on standard input
+ * read as it comes), live interfaces (libpcap), and replay at the capture's pace. */
 #define _GNU_SOURCE /* fopencookie: a pipe on standard input, read with a timeout */
 #include "capture.h"
 
@@ -18,6 +19,7 @@
 #include "config.h"
 #include "decode.h"
 #include "fileread.h"
+#include "pcapng.h"
 
 const char *capture_pcap_version(void) { return pcap_lib_version(); }
 
@@ -46,14 +48,27 @@ static void link_name(int dlt, char *buf, size_t len)
 	         desc ? desc : "", desc ? "]" : "", dlt);
 }
 
+/* The filter compiled for one link type (a pcapng file's interfaces may differ). */
+struct link_filter {
+	int dlt;
+	bool usable;               /* compiled; else this link type's frames are left out */
+	struct bpf_program prog;
+};
+
 struct capture_file {
-	pcap_t *pc;
+	pcap_t *pc;                /* libpcap reads the file; NULL when pcapng.c does */
+	pcapng *ng;                /* a pcapng regular file, read by pcapng.c */
+	FILE *stream;              /* with ng: fileread's stream (closing it frees m) */
 	fileread *m;               /* regular file, or NULL (stdin, a pipe) */
 	bool direct;               /* records come from fileread_next until it hands over */
 	bool has_prog;
 	struct bpf_program prog;   /* the filter, for records read in place */
-	int dlt;
+	const char *filter;        /* with ng: the expression, compiled per link type */
+	struct link_filter *links; /* with ng and a filter: one per link type met */
+	unsigned nlinks, last_link;
+	int dlt;                   /* the file's (pcapng: its first interface's) link type */
 	struct pipe_in *pipe;      /* standard input that is a pipe or a socket, else NULL */
+	char err[512];             /* a problem found here rather than by a reader */
 };
 
 /* Standard input that is a pipe or a socket (tcpdump -w - | iwscope -r -): read as it comes,
@@ -161,9 +176,54 @@ void capture_file_close(capture_file *cf)
 		return;
 	if (cf->has_prog)
 		pcap_freecode(&cf->prog);
+	for (unsigned i = 0; i < cf->nlinks; i++)
+		if (cf->links[i].usable)
+			pcap_freecode(&cf->links[i].prog);
+	free(cf->links);
+	pcapng_close(cf->ng);
 	if (cf->pc)
 		pcap_close(cf->pc); /* closes the stream, and the mapping with it */
+	else if (cf->stream)
+		fclose(cf->stream);
 	free(cf);
+}
+
+/* The filter compiled for link type dlt, compiled the first time it is asked for (with a dead
+ * handle: pcap_offline_filter runs it). A link type the decoder does not know may have no
+ * filter (libpcap cannot compile for it): its frames are left out. NULL when the filter does
+ * not compile for a link type iwscope decodes, with the reason in err. */
+static struct link_filter *link_filter(capture_file *cf, int dlt, char *err, size_t errlen)
+{
+	if (cf->nlinks && cf->links[cf->last_link].dlt == dlt)
+		return &cf->links[cf->last_link];
+	for (unsigned i = 0; i < cf->nlinks; i++)
+		if (cf->links[i].dlt == dlt) {
+			cf->last_link = i;
+			return &cf->links[i];
+		}
+	struct link_filter *grown = realloc(cf->links, (cf->nlinks + 1) * sizeof(*grown));
+	if (!grown) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	cf->links = grown;
+	struct link_filter *lf = &cf->links[cf->nlinks];
+	lf->dlt = dlt;
+	pcap_t *dead = pcap_open_dead(dlt, 262144);
+	lf->usable = dead && pcap_compile(dead, &lf->prog, cf->filter, 1, PCAP_NETMASK_UNKNOWN) == 0;
+	if (!lf->usable && decode_link_supported(dlt)) {
+		char name[160];
+		link_name(dlt, name, sizeof(name));
+		snprintf(err, errlen, "filter \"%s\" does not apply to link type %s: %s", cf->filter,
+		         name, dead ? pcap_geterr(dead) : "out of memory");
+		if (dead)
+			pcap_close(dead);
+		return NULL;
+	}
+	if (dead)
+		pcap_close(dead);
+	cf->last_link = cf->nlinks++;
+	return lf;
 }
 
 capture_file *capture_file_open(const char *path, const char *filter, int *filter_error)
@@ -189,15 +249,27 @@ capture_file *capture_file_open(const char *path, const char *filter, int *filte
 		}
 		setvbuf(f, NULL, _IOFBF, CAPTURE_READ_BUF);
 	}
-	cf->pc = pcap_fopen_offline_with_tstamp_precision(f, PCAP_TSTAMP_PRECISION_MICRO, errbuf);
-	if (!cf->pc) {
-		fprintf(stderr, "iwscope: %s: %s\n", path, errbuf);
-		if (f != stdin)
-			fclose(f); /* a pipe's cookie with it */
-		free(cf);
-		return NULL;
+	if (cf->m && pcapng_probe(cf->m)) {
+		/* pcapng.c: each interface its own link type, where libpcap takes one per file */
+		cf->stream = f;
+		cf->ng = pcapng_open(cf->m, errbuf, sizeof(errbuf));
+		if (!cf->ng) {
+			fprintf(stderr, "iwscope: %s: %s\n", path, errbuf);
+			capture_file_close(cf);
+			return NULL;
+		}
+		cf->dlt = pcapng_first_dlt(cf->ng);
+	} else {
+		cf->pc = pcap_fopen_offline_with_tstamp_precision(f, PCAP_TSTAMP_PRECISION_MICRO, errbuf);
+		if (!cf->pc) {
+			fprintf(stderr, "iwscope: %s: %s\n", path, errbuf);
+			if (f != stdin)
+				fclose(f); /* a pipe's cookie with it */
+			free(cf);
+			return NULL;
+		}
+		cf->dlt = pcap_datalink(cf->pc);
 	}
-	cf->dlt = pcap_datalink(cf->pc);
 	if (!decode_link_supported(cf->dlt)) {
 		char name[160];
 		link_name(cf->dlt, name, sizeof(name));
@@ -206,7 +278,21 @@ capture_file *capture_file_open(const char *path, const char *filter, int *filte
 		return NULL;
 	}
 	char err[512];
-	if (filter) {
+	if (filter && cf->ng) {
+		/* compiled now for the interfaces described before the first packet (mergecap and
+		 * dumpcap describe them all there), so that a filter that cannot apply is a usage
+		 * error before anything is written; for any other, when it is met */
+		cf->filter = filter;
+		int dlts[32];
+		unsigned n = pcapng_link_types(cf->ng, dlts, sizeof(dlts) / sizeof(dlts[0]));
+		for (unsigned i = 0; i < n; i++)
+			if (!link_filter(cf, dlts[i], err, sizeof(err))) {
+				fprintf(stderr, "iwscope: %s: %s\n", path, err);
+				*filter_error = 1;
+				capture_file_close(cf);
+				return NULL;
+			}
+	} else if (filter) {
 		if (set_filter(cf->pc, &cf->prog, filter, err, sizeof(err)) != 0) {
 			fprintf(stderr, "iwscope: %s\n", err);
 			*filter_error = 1;
@@ -215,16 +301,40 @@ capture_file *capture_file_open(const char *path, const char *filter, int *filte
 		}
 		cf->has_prog = true;
 	}
-	cf->direct = cf->m && fileread_direct(cf->m, cf->dlt, pcap_snapshot(cf->pc));
+	cf->direct = cf->pc && cf->m && fileread_direct(cf->m, cf->dlt, pcap_snapshot(cf->pc));
 	return cf;
 }
 
 int capture_file_dlt(const capture_file *cf) { return cf->dlt; }
 
-const char *capture_file_error(capture_file *cf) { return pcap_geterr(cf->pc); }
+bool capture_file_regular(const capture_file *cf) { return cf->m != NULL; }
+
+const char *capture_file_error(capture_file *cf)
+{
+	return cf->err[0] ? cf->err : cf->ng ? pcapng_error(cf->ng) : pcap_geterr(cf->pc);
+}
+
+/* The next packet of a pcapng file that passes the filter of its link type. */
+static int pcapng_file_next(capture_file *cf, struct capture_rec *r)
+{
+	for (;;) {
+		int rc = pcapng_next(cf->ng, r);
+		if (rc != 1 || !cf->filter)
+			return rc;
+		struct link_filter *lf = link_filter(cf, r->dlt, cf->err, sizeof(cf->err));
+		if (!lf)
+			return -1;
+		struct pcap_pkthdr h = { .caplen = r->caplen, .len = r->len };
+		if (lf->usable && pcap_offline_filter(&lf->prog, &h, r->data))
+			return 1;
+	}
+}
 
 int capture_file_next(capture_file *cf, struct capture_rec *r)
 {
+	if (cf->ng)
+		return pcapng_file_next(cf, r);
+	r->dlt = cf->dlt;
 	while (cf->direct) {
 		int rc = fileread_next(cf->m, r);
 		if (rc == 0)
@@ -269,7 +379,7 @@ static int read_file(const char *path, const struct capture_opts *o, capture_fn 
 		int got = capture_file_next(cf, &r);
 		if (got == 1) {
 			res->packets++;
-			if (fn(arg, cf->dlt, r.data, r.caplen, r.len, r.ts_us) != 0) {
+			if (fn(arg, r.dlt, r.data, r.caplen, r.len, r.ts_us) != 0) {
 				res->stopped = 1;
 				break;
 			}
@@ -286,27 +396,246 @@ static int read_file(const char *path, const struct capture_opts *o, capture_fn 
 	return rc;
 }
 
+/* ---- several inputs, one capture: merged by packet time ------------------------------ */
+
+/* One input of a merge. */
+struct input {
+	const char *path;
+	capture_file *cf;          /* open while it is in the heap */
+	struct capture_rec head;   /* its next record, while in the heap */
+	uint64_t first_ts;         /* the time of its first record (the first look) */
+};
+
+/* The inputs as one capture: the record handed on is always the earliest of every input's next
+ * one, ties going to the input given first, as mergecap does. A merge of files that follow one
+ * another is their concatenation. Only inputs that overlap the merge's time are open: a first
+ * look reads every input's first record and closes a regular file again (reopened when the
+ * merge reaches its first record's time), so a thousand files of a day cost one open file at
+ * a time; standard input, a pipe or a FIFO cannot be read twice and stays open. */
+struct merge {
+	const struct capture_opts *o;
+	volatile sig_atomic_t *stop;
+	struct input *in;
+	unsigned n;
+	unsigned *due, ndue, next_due; /* regular inputs to open, by (first_ts, index) */
+	unsigned *heap, nheap;         /* open inputs by (head.ts_us, index) */
+	int taken;                     /* the input whose head the caller holds, or -1 */
+	bool looked;                   /* the first look is done */
+	uint64_t handed;               /* records handed on */
+	unsigned failed;               /* inputs that could not be read whole */
+	int filter_error;
+};
+
+static struct merge *merge_new(const struct capture_opts *o, volatile sig_atomic_t *stop)
+{
+	struct merge *mg = calloc(1, sizeof(*mg));
+	if (!mg)
+		return NULL;
+	mg->o = o;
+	mg->stop = stop;
+	mg->n = o->nfiles;
+	mg->taken = -1;
+	mg->in = calloc(mg->n ? mg->n : 1, sizeof(*mg->in));
+	mg->due = calloc(mg->n ? mg->n : 1, sizeof(*mg->due));
+	mg->heap = calloc(mg->n ? mg->n : 1, sizeof(*mg->heap));
+	if (!mg->in || !mg->due || !mg->heap) {
+		free(mg->in);
+		free(mg->due);
+		free(mg->heap);
+		free(mg);
+		return NULL;
+	}
+	for (unsigned i = 0; i < mg->n; i++)
+		mg->in[i].path = o->files[i];
+	return mg;
+}
+
+static void merge_free(struct merge *mg)
+{
+	if (!mg)
+		return;
+	for (unsigned i = 0; i < mg->n; i++)
+		capture_file_close(mg->in[i].cf);
+	free(mg->in);
+	free(mg->due);
+	free(mg->heap);
+	free(mg);
+}
+
+/* Whether input a's next record goes before input b's. */
+static bool goes_before(const struct merge *mg, unsigned a, unsigned b)
+{
+	uint64_t ta = mg->in[a].head.ts_us, tb = mg->in[b].head.ts_us;
+	return ta < tb || (ta == tb && a < b);
+}
+
+static void heap_swap(struct merge *mg, unsigned i, unsigned j)
+{
+	unsigned t = mg->heap[i];
+	mg->heap[i] = mg->heap[j];
+	mg->heap[j] = t;
+}
+
+static void heap_down(struct merge *mg, unsigned i)
+{
+	for (;;) {
+		unsigned l = 2 * i + 1, r = l + 1, least = i;
+		if (l < mg->nheap && goes_before(mg, mg->heap[l], mg->heap[least]))
+			least = l;
+		if (r < mg->nheap && goes_before(mg, mg->heap[r], mg->heap[least]))
+			least = r;
+		if (least == i)
+			return;
+		heap_swap(mg, i, least);
+		i = least;
+	}
+}
+
+static void heap_push(struct merge *mg, unsigned input)
+{
+	unsigned i = mg->nheap++;
+	mg->heap[i] = input;
+	while (i > 0 && goes_before(mg, mg->heap[i], mg->heap[(i - 1) / 2])) {
+		heap_swap(mg, i, (i - 1) / 2);
+		i = (i - 1) / 2;
+	}
+}
+
+/* Input i's next record into its head: 1, or 0 when it has none left (ended, or failed: said
+ * in one line, counted), its file closed. */
+static int input_next(struct merge *mg, unsigned i)
+{
+	struct input *in = &mg->in[i];
+	int rc = capture_file_next(in->cf, &in->head);
+	if (rc == 1)
+		return 1;
+	if (rc < 0 && !*mg->stop) { /* a stop mid-record (SIGINT on a pipe) is no error */
+		fprintf(stderr, "iwscope: %s: %s (after %llu packets)\n", in->path,
+		        capture_file_error(in->cf), (unsigned long long)mg->handed);
+		mg->failed++;
+	}
+	capture_file_close(in->cf);
+	in->cf = NULL;
+	return 0;
+}
+
+/* Opens input i and reads its first record: 1, or 0 (unreadable or empty; said and counted). */
+static int input_open(struct merge *mg, unsigned i)
+{
+	struct input *in = &mg->in[i];
+	in->cf = capture_file_open(in->path, mg->o->filter, &mg->filter_error);
+	if (!in->cf) {
+		mg->failed++;
+		return 0;
+	}
+	capture_file_idle(in->cf, mg->o->idle, mg->o->idle_arg);
+	return input_next(mg, i);
+}
+
+static int by_first_ts(const void *a, const void *b, void *arg)
+{
+	const struct merge *mg = arg;
+	unsigned x = *(const unsigned *)a, y = *(const unsigned *)b;
+	uint64_t tx = mg->in[x].first_ts, ty = mg->in[y].first_ts;
+	return tx < ty ? -1 : tx > ty ? 1 : x < y ? -1 : x > y;
+}
+
+/* The first look: every input's first record. Regular files are closed again until due. */
+static void merge_look(struct merge *mg)
+{
+	mg->looked = true;
+	for (unsigned i = 0; i < mg->n && !*mg->stop && !mg->filter_error; i++) {
+		if (!input_open(mg, i))
+			continue;
+		struct input *in = &mg->in[i];
+		in->first_ts = in->head.ts_us;
+		if (capture_file_regular(in->cf)) {
+			capture_file_close(in->cf);
+			in->cf = NULL;
+			mg->due[mg->ndue++] = i;
+		} else {
+			heap_push(mg, i);
+		}
+	}
+	qsort_r(mg->due, mg->ndue, sizeof(*mg->due), by_first_ts, mg);
+}
+
+/* The next record of the merged capture: 1 with *r filled (r->data valid until the next call),
+ * or 0 at the end of every input (or after a filter error: mg->filter_error). */
+static int merge_next(struct merge *mg, struct capture_rec *r)
+{
+	if (!mg->looked)
+		merge_look(mg);
+	if (mg->taken >= 0) { /* the record handed last is used: its input moves on */
+		if (input_next(mg, (unsigned)mg->taken) == 1) {
+			heap_down(mg, 0);
+		} else {
+			mg->heap[0] = mg->heap[--mg->nheap];
+			heap_down(mg, 0);
+		}
+		mg->taken = -1;
+	}
+	/* a file not opened yet joins when its first record is the earliest */
+	while (mg->next_due < mg->ndue && !mg->filter_error && !*mg->stop) {
+		unsigned i = mg->due[mg->next_due];
+		struct input *in = &mg->in[i];
+		if (mg->nheap) {
+			const struct input *top = &mg->in[mg->heap[0]];
+			if (top->head.ts_us < in->first_ts ||
+			    (top->head.ts_us == in->first_ts && mg->heap[0] < i))
+				break;
+		}
+		mg->next_due++;
+		if (input_open(mg, i))
+			heap_push(mg, i);
+	}
+	if (!mg->nheap || mg->filter_error)
+		return 0;
+	mg->taken = (int)mg->heap[0];
+	*r = mg->in[mg->taken].head;
+	mg->handed++;
+	return 1;
+}
+
 void capture_files(const struct capture_opts *o, capture_fn fn, void *arg,
                    volatile sig_atomic_t *stop, struct capture_result *res)
 {
 	memset(res, 0, sizeof(*res));
-	for (unsigned i = 0; i < o->nfiles && !*stop && !res->stopped; i++) {
-		if (o->max_packets && res->packets >= o->max_packets)
-			break;
-		if (read_file(o->files[i], o, fn, arg, stop, res) != 0) {
+	if (o->nfiles == 1) { /* one file: no merge to keep */
+		if (read_file(o->files[0], o, fn, arg, stop, res) != 0)
 			res->files_failed++;
-			if (res->filter_error)
-				break;
+		return;
+	}
+	struct merge *mg = merge_new(o, stop);
+	if (!mg) {
+		fprintf(stderr, "iwscope: out of memory\n");
+		res->files_failed = o->nfiles;
+		return;
+	}
+	while (!*stop && !(o->max_packets && res->packets >= o->max_packets)) {
+		struct capture_rec r;
+		if (merge_next(mg, &r) != 1)
+			break;
+		res->packets++;
+		if (fn(arg, r.dlt, r.data, r.caplen, r.len, r.ts_us) != 0) {
+			res->stopped = 1;
+			break;
 		}
 	}
+	res->files_failed = mg->failed;
+	res->filter_error = mg->filter_error;
+	merge_free(mg);
 }
 
 struct capture_live {
 	pcap_t *pc;
+	const char *name;        /* the interface (borrowed from the options) */
 	int dlt;
 	int fd;
 	int snaplen, buffer_kib; /* as asked of libpcap: -s and -B, or the defaults */
 };
+
+const char *capture_live_name(const capture_live *c) { return c->name; }
 
 void capture_live_settings(const capture_live *c, int *snaplen, int *buffer_kib)
 {
@@ -328,6 +657,7 @@ capture_live *capture_live_open(const struct live_opts *o, char *err, size_t err
 		free(c);
 		return NULL;
 	}
+	c->name = o->iface;
 	c->snaplen = o->snaplen > 0 ? o->snaplen : LIVE_SNAPLEN;
 	c->buffer_kib = o->buffer_kib > 0 ? o->buffer_kib : LIVE_BUFFER_KIB;
 	pcap_set_snaplen(c->pc, c->snaplen);
@@ -390,12 +720,28 @@ static void on_live_packet(u_char *user, const struct pcap_pkthdr *h, const u_ch
 		d->stop = 1;
 }
 
+int capture_live_wait(capture_live *const *cs, unsigned n, int timeout_ms)
+{
+	struct pollfd pfd[LIVE_IFACES_MAX];
+	unsigned k = 0;
+	for (unsigned i = 0; i < n && k < LIVE_IFACES_MAX; i++)
+		if (cs[i]->fd >= 0)
+			pfd[k++] = (struct pollfd){ cs[i]->fd, POLLIN, 0 };
+	if (!k)
+		return 1; /* nothing to wait on: dispatch looks */
+	return poll(pfd, k, timeout_ms) > 0;
+}
+
 int capture_live_step(capture_live *c, int timeout_ms, capture_fn fn, void *arg, char *err,
                       size_t errlen)
 {
-	struct pollfd pfd = { c->fd, POLLIN, 0 };
-	if (c->fd >= 0 && poll(&pfd, 1, timeout_ms) <= 0)
+	if (!capture_live_wait(&c, 1, timeout_ms))
 		return 0;
+	return capture_live_dispatch(c, fn, arg, err, errlen);
+}
+
+int capture_live_dispatch(capture_live *c, capture_fn fn, void *arg, char *err, size_t errlen)
+{
 	struct dispatch_ctx d = { fn, arg, c->dlt, 0 };
 	int n = pcap_dispatch(c->pc, -1, on_live_packet, (u_char *)&d);
 	if (n < 0 && n != PCAP_ERROR_BREAK) {
@@ -427,9 +773,8 @@ void capture_live_close(capture_live *c)
 struct capture_replay {
 	struct capture_opts o;
 	double speed;
-	unsigned file;          /* index of the next file to open */
-	capture_file *cf;       /* the open file, or NULL */
-	unsigned failed;
+	struct merge *mg;       /* the files, merged by packet time */
+	volatile sig_atomic_t never; /* a replay is stopped between steps, never inside one */
 	int paused;
 	bool held;              /* rec is read but not yet due */
 	struct capture_rec rec;
@@ -454,24 +799,15 @@ void capture_replay_skipped(const capture_replay *r, unsigned *gaps, uint64_t *s
 capture_replay *capture_replay_open(const struct capture_opts *o, double speed)
 {
 	capture_replay *r = calloc(1, sizeof(*r));
-	if (r) {
-		r->o = *o;
-		r->speed = speed;
+	if (!r)
+		return NULL;
+	r->o = *o;
+	r->speed = speed;
+	if (!(r->mg = merge_new(&r->o, &r->never))) {
+		free(r);
+		return NULL;
 	}
 	return r;
-}
-
-/* Opens the next readable file; 0, or -1 when none is left. */
-static int replay_next_file(capture_replay *r)
-{
-	while (r->file < r->o.nfiles) {
-		int filter_error = 0;
-		r->cf = capture_file_open(r->o.files[r->file++], r->o.filter, &filter_error);
-		if (r->cf)
-			return 0;
-		r->failed++;
-	}
-	return -1;
 }
 
 void capture_replay_pause(capture_replay *r, int paused)
@@ -497,18 +833,8 @@ int capture_replay_step(capture_replay *r, int timeout_ms, capture_fn fn, void *
 	uint64_t deadline = clock_mono_us() + (uint64_t)timeout_ms * 1000u;
 	for (;;) {
 		if (!r->held) {
-			if (!r->cf && replay_next_file(r) != 0)
+			if (merge_next(r->mg, &r->rec) != 1)
 				return n ? n : -1;
-			int rc = capture_file_next(r->cf, &r->rec);
-			if (rc != 1) {
-				if (rc < 0) {
-					fprintf(stderr, "iwscope: %s: %s\n", r->o.files[r->file - 1], capture_file_error(r->cf));
-					r->failed++;
-				}
-				capture_file_close(r->cf);
-				r->cf = NULL;
-				continue;
-			}
 			r->held = true;
 		}
 		uint64_t ts = r->rec.ts_us;
@@ -538,7 +864,7 @@ int capture_replay_step(capture_replay *r, int timeout_ms, capture_fn fn, void *
 				nanosleep(&w, NULL);
 			}
 		}
-		if (fn(arg, r->cf->dlt, r->rec.data, r->rec.caplen, r->rec.len, ts) != 0)
+		if (fn(arg, r->rec.dlt, r->rec.data, r->rec.caplen, r->rec.len, ts) != 0)
 			return -1;
 		r->held = false;
 		n++;
@@ -547,12 +873,12 @@ int capture_replay_step(capture_replay *r, int timeout_ms, capture_fn fn, void *
 	}
 }
 
-unsigned capture_replay_failed(const capture_replay *r) { return r->failed; }
+unsigned capture_replay_failed(const capture_replay *r) { return r->mg->failed; }
 
 void capture_replay_close(capture_replay *r)
 {
 	if (!r)
 		return;
-	capture_file_close(r->cf);
+	merge_free(r->mg);
 	free(r);
 }

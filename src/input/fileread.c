@@ -31,6 +31,8 @@ struct fileread {
 	size_t win_len;    /* bytes of the file in the buffer; 0: none */
 	uint8_t *win;      /* the buffer, buf_cap bytes */
 	size_t buf_cap;
+	size_t next_win;   /* bytes the next window reads (at least): FILEREAD_FIRST_WINDOW,
+	                    * doubling up to FILEREAD_WINDOW */
 	/* in-place records */
 	bool direct;       /* records are read in place (fileread_direct said so) */
 	bool swapped;      /* written in the other byte order */
@@ -42,7 +44,11 @@ struct fileread {
 /* Reads a window holding [off, off + need), off < size, into the buffer; 0 or -1. */
 static int map_window(struct fileread *m, off_t off, size_t need)
 {
-	size_t want = need < FILEREAD_WINDOW ? FILEREAD_WINDOW : need;
+	/* the first windows are small: a file opened only to read its first records (a merge
+	 * looks at every input's first packet) costs little */
+	size_t want = need < m->next_win ? m->next_win : need;
+	if (m->next_win < FILEREAD_WINDOW)
+		m->next_win = m->next_win * 2 < FILEREAD_WINDOW ? m->next_win * 2 : FILEREAD_WINDOW;
 	off_t left = m->size - off;
 	if ((off_t)want > left)
 		want = (size_t)left;
@@ -79,6 +85,15 @@ static const uint8_t *bytes_at(struct fileread *m, off_t off, size_t n)
 			return NULL;
 	}
 	return m->win + (off - m->win_off);
+}
+
+uint64_t fileread_size(const fileread *m) { return (uint64_t)m->size; }
+
+const uint8_t *fileread_bytes(fileread *m, uint64_t off, size_t n)
+{
+	if (off > (uint64_t)m->size || n > (uint64_t)m->size - off)
+		return NULL;
+	return bytes_at(m, (off_t)off, n);
 }
 
 static ssize_t mr_read(void *cookie, char *buf, size_t len)
@@ -148,6 +163,7 @@ FILE *fileread_open(const char *path, fileread **out)
 	}
 	m->fd = fd;
 	m->size = st.st_size;
+	m->next_win = FILEREAD_FIRST_WINDOW < FILEREAD_WINDOW ? FILEREAD_FIRST_WINDOW : FILEREAD_WINDOW;
 	posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
 	cookie_io_functions_t io = { .read = mr_read, .seek = mr_seek, .close = mr_close };
 	FILE *f = fopencookie(m, "r", io);

@@ -8,6 +8,14 @@
  * single-producer single-consumer byte ring; the capture thread waits only when one is full
  * (the kernel's ring then holds the rest, and its drops are counted by libpcap).
  *
+ * Several interfaces (a tap's two ports, one direction each) are one capture: the capture
+ * thread reads them all, and a connection's packets must reach its worker in time order, its
+ * SYN before the SYN-ACK that answers it. Arrival order is not that: each interface's kernel
+ * ring hands its frames over in blocks, up to LIVE_BLOCK_MS late, so one port's SYN may arrive
+ * after the other port's SYN-ACK. Each interface's frames therefore wait in a stage of their
+ * own and are released in time-stamp order, a frame only once no interface can still hand over
+ * an earlier one (see releasable()); the frames are then routed as one interface's are.
+ *
  * Workers hand finished rows over in chunks through one queue; the caller's thread gives them
  * to the sinks and commits. A slow disk lengthens the queue, up to CHUNKS_QUEUED_MAX chunks
  * (65,536 rows, some 68 MB: seconds of a busy link's flows); only past that do the workers,
@@ -28,14 +36,25 @@
 #include "decode.h"
 #include "dpi.h"
 
-/* A frame in a worker's ring: this header, then caplen bytes, padded to FRAME_ALIGN. */
+/* A frame in a worker's ring or an interface's stage: this header, then caplen bytes, padded
+ * to FRAME_ALIGN. */
 struct frame {
-	uint32_t caplen, wirelen;
+	uint32_t caplen : 24;  /* at most a quarter of a ring (4 MiB) */
+	uint32_t link : 8;     /* the capture it came from (its link type), 0 .. LIVE_IFACES_MAX-1 */
+	uint32_t wirelen;
 	uint64_t ts_us;
 };
 #define FRAME_ALIGN 16u
 _Static_assert(sizeof(struct frame) == FRAME_ALIGN, "a frame header is one alignment unit");
-#define FRAME_WRAP UINT32_MAX /* caplen of a header that says: go on at the ring's start */
+#define FRAME_WRAP 0xFFFFFFu /* caplen of a header that says: go on at the ring's start */
+_Static_assert((uint64_t)LIVE_RING_KIB * 1024u / 4 < FRAME_WRAP, "caplen fits its field");
+_Static_assert(LIVE_IFACES_MAX <= 256, "link fits its field");
+
+/* A frame's bytes in a ring or a stage, header included. */
+static uint64_t frame_bytes(uint32_t caplen)
+{
+	return sizeof(struct frame) + ((caplen + FRAME_ALIGN - 1) & ~(uint64_t)(FRAME_ALIGN - 1));
+}
 
 #define ROWS_PER_CHUNK 32
 #define CHUNKS_QUEUED_MAX 2048 /* rows waiting for the sinks at most: 65,536 */
@@ -78,9 +97,24 @@ struct worker {
 	uint64_t dpi_peak;
 };
 
+/* Several interfaces: one's frames waiting to be released in time order (a FIFO that never
+ * wraps a frame: its bytes move to the front when the end is reached). */
+struct stage {
+	livecap *lc;
+	unsigned link;           /* which capture */
+	uint8_t *buf;
+	uint64_t size, head, tail; /* bytes; frames are [tail, head) */
+	uint64_t last_ts;        /* the latest time stamp this interface handed over */
+	uint64_t looked_us;      /* wall clock when its kernel ring was last read */
+};
+
 struct livecap {
-	capture_live *cap;
-	int dlt;
+	capture_live *caps[LIVE_IFACES_MAX];
+	int dlts[LIVE_IFACES_MAX];
+	unsigned ncaps;
+	struct stage stages[LIVE_IFACES_MAX]; /* with more than one capture */
+	uint64_t lag_us;            /* how far behind the wall clock a released frame may be */
+	bool max_reached;
 	unsigned nworkers;
 	struct worker *workers;
 	uint64_t max_packets, routed;
@@ -90,7 +124,8 @@ struct livecap {
 	_Atomic bool capture_over;  /* the capture thread is done */
 	_Atomic uint64_t stall_us;  /* the longest the capture waited for room in a worker's ring */
 	char err[512];              /* the capture's error, set before capture_over */
-	int64_t received, dropped;  /* libpcap's counts when the capture stopped */
+	int64_t received[LIVE_IFACES_MAX], dropped[LIVE_IFACES_MAX]; /* libpcap's counts when the
+	                                                              * capture stopped */
 	bool failed_capture;
 	/* the row queue */
 	pthread_mutex_t qmu;
@@ -142,12 +177,12 @@ static uint64_t endpoint_mix(const struct ip_addr *a, uint16_t port)
 }
 
 /* A frame that does not decode to TCP goes to worker 0, which counts it. */
-static unsigned worker_of(const livecap *lc, const uint8_t *data, uint32_t caplen)
+static unsigned worker_of(const livecap *lc, int dlt, const uint8_t *data, uint32_t caplen)
 {
 	if (lc->nworkers == 1)
 		return 0;
 	struct pkt p;
-	if (decode_packet(lc->dlt, data, caplen, 0, &p) != DECODE_OK)
+	if (decode_packet(dlt, data, caplen, 0, &p) != DECODE_OK)
 		return 0;
 	uint64_t h = endpoint_mix(&p.src, p.sport) + endpoint_mix(&p.dst, p.dport);
 	h ^= h >> 29;
@@ -176,10 +211,10 @@ static void ring_end(struct ring *r)
 
 /* Copies one frame into r, waiting while r is full (the worker is behind): the capture's only
  * stall, the longest of which is kept in *stall_us. */
-static void ring_put(struct ring *r, const uint8_t *data, uint32_t caplen, uint32_t wirelen,
-                     uint64_t ts_us, _Atomic uint64_t *stall_us)
+static void ring_put(struct ring *r, unsigned link, const uint8_t *data, uint32_t caplen,
+                     uint32_t wirelen, uint64_t ts_us, _Atomic uint64_t *stall_us)
 {
-	uint64_t need = sizeof(struct frame) + ((caplen + FRAME_ALIGN - 1) & ~(uint64_t)(FRAME_ALIGN - 1));
+	uint64_t need = frame_bytes(caplen);
 	uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
 	uint64_t at = head & (r->size - 1), room_to_end = r->size - at;
 	uint64_t wrap = room_to_end < need ? room_to_end : 0;
@@ -206,24 +241,160 @@ static void ring_put(struct ring *r, const uint8_t *data, uint32_t caplen, uint3
 	}
 	struct frame *f = (struct frame *)(r->buf + at);
 	f->caplen = caplen;
+	f->link = link;
 	f->wirelen = wirelen;
 	f->ts_us = ts_us;
 	memcpy(f + 1, data, caplen);
 	atomic_store_explicit(&r->head, head + need, memory_order_release);
 }
 
+/* One frame to the worker that owns its connection; -1 once max_packets are routed. */
+static int route(livecap *lc, unsigned link, const uint8_t *data, uint32_t caplen,
+                 uint32_t wirelen, uint64_t ts_us)
+{
+	struct worker *w = &lc->workers[worker_of(lc, lc->dlts[link], data, caplen)];
+	if (caplen > w->ring.size / 4)
+		caplen = (uint32_t)(w->ring.size / 4); /* never: the snaplen is far smaller */
+	ring_put(&w->ring, link, data, caplen, wirelen, ts_us, &lc->stall_us);
+	if (++lc->routed % 64 == 0)
+		wake(&w->ring);
+	if (lc->max_packets && lc->routed >= lc->max_packets) {
+		lc->max_reached = true;
+		return -1;
+	}
+	return 0;
+}
+
+/* One interface: frames go straight to the workers. */
 static int on_frame(void *arg, int dlt, const uint8_t *data, uint32_t caplen, uint32_t wirelen,
                     uint64_t ts_us)
 {
-	livecap *lc = arg;
 	(void)dlt;
-	struct worker *w = &lc->workers[worker_of(lc, data, caplen)];
-	if (caplen > w->ring.size / 4)
-		caplen = (uint32_t)(w->ring.size / 4); /* never: the snaplen is far smaller */
-	ring_put(&w->ring, data, caplen, wirelen, ts_us, &lc->stall_us);
-	if (++lc->routed % 64 == 0)
-		wake(&w->ring);
-	return lc->max_packets && lc->routed >= lc->max_packets ? -1 : 0;
+	return route(arg, 0, data, caplen, wirelen, ts_us);
+}
+
+/* ---- several interfaces: stages released in time order --------------------------------- */
+
+static const struct frame *stage_first(const struct stage *st)
+{
+	return st->head == st->tail ? NULL : (const struct frame *)(st->buf + st->tail);
+}
+
+/* Whether a frame stamped ts may be released: no interface can still hand over an earlier
+ * one. One whose stage holds frames hands over none earlier than its first (the merge takes
+ * the earliest first frame); an empty one none earlier than the latest it handed over, nor
+ * than its last look at the kernel's ring less two block timeouts (a frame waits at most one
+ * in a partly filled block, the kernel's clock and this one being the same wall clock). */
+static bool releasable(const livecap *lc, uint64_t ts)
+{
+	for (unsigned i = 0; i < lc->ncaps; i++) {
+		const struct stage *st = &lc->stages[i];
+		if (st->head != st->tail)
+			continue;
+		uint64_t sure = st->looked_us > 2000u * LIVE_BLOCK_MS ? st->looked_us - 2000u * LIVE_BLOCK_MS : 0;
+		if (ts > sure && ts > st->last_ts)
+			return false;
+	}
+	return true;
+}
+
+enum release { RELEASE_DUE, RELEASE_ONE, RELEASE_ALL };
+
+/* Releases staged frames to the workers in time order (ties: the interface given first):
+ * RELEASE_DUE those no interface can still precede; RELEASE_ONE the earliest, due or not (a
+ * stage is full: time order may then break, a frame is never lost); RELEASE_ALL every one
+ * (the capture ended). -1 once max_packets are routed. */
+static int release(livecap *lc, enum release how)
+{
+	for (;;) {
+		struct stage *first = NULL;
+		const struct frame *ff = NULL;
+		for (unsigned i = 0; i < lc->ncaps; i++) {
+			const struct frame *f = stage_first(&lc->stages[i]);
+			if (f && (!ff || f->ts_us < ff->ts_us)) {
+				first = &lc->stages[i];
+				ff = f;
+			}
+		}
+		if (!ff || (how == RELEASE_DUE && !releasable(lc, ff->ts_us)))
+			return 0;
+		first->tail += frame_bytes(ff->caplen);
+		if (first->tail == first->head)
+			first->tail = first->head = 0;
+		if (route(lc, first->link, (const uint8_t *)(ff + 1), ff->caplen, ff->wirelen, ff->ts_us) != 0)
+			return -1;
+		if (how == RELEASE_ONE)
+			return 0;
+	}
+}
+
+/* Whether st has room for need bytes at its end, its frames moved to the front if that helps. */
+static bool stage_room(struct stage *st, uint64_t need)
+{
+	if (st->size - st->head < need && st->tail) {
+		memmove(st->buf, st->buf + st->tail, st->head - st->tail);
+		st->head -= st->tail;
+		st->tail = 0;
+	}
+	return st->size - st->head >= need;
+}
+
+/* A frame of one of several interfaces into its stage. */
+static int on_staged(void *arg, int dlt, const uint8_t *data, uint32_t caplen, uint32_t wirelen,
+                     uint64_t ts_us)
+{
+	struct stage *st = arg;
+	(void)dlt;
+	if (caplen > st->size / 4)
+		caplen = (uint32_t)(st->size / 4); /* never: the snaplen is far smaller */
+	uint64_t need = frame_bytes(caplen);
+	while (!stage_room(st, need)) /* full: the earliest frames go now */
+		if (release(st->lc, RELEASE_ONE) != 0)
+			return -1;
+	struct frame *f = (struct frame *)(st->buf + st->head);
+	f->caplen = caplen;
+	f->link = st->link;
+	f->wirelen = wirelen;
+	f->ts_us = ts_us;
+	memcpy(f + 1, data, caplen);
+	st->head += need;
+	if (ts_us > st->last_ts)
+		st->last_ts = ts_us;
+	return 0;
+}
+
+/* Reads every interface's kernel ring (waiting up to timeout_ms for one to have frames) into
+ * the stages, and releases what can go. Frames read, or -1 on a capture error (in err, naming
+ * the interface) or when max_packets were routed. */
+static int capture_round(livecap *lc, int timeout_ms, char *err, size_t errlen)
+{
+	capture_live_wait(lc->caps, lc->ncaps, timeout_ms);
+	int total = 0;
+	for (unsigned i = 0; i < lc->ncaps; i++) {
+		struct stage *st = &lc->stages[i];
+		st->looked_us = (uint64_t)clock_wall_us(); /* before: what it holds is older */
+		char why[sizeof(lc->err)] = "";
+		int n = capture_live_dispatch(lc->caps[i], on_staged, st, why, sizeof(why));
+		if (n < 0) {
+			if (why[0])
+				snprintf(err, errlen, "%s: %s", capture_live_name(lc->caps[i]), why);
+			return -1;
+		}
+		total += n;
+	}
+	return release(lc, RELEASE_DUE) != 0 ? -1 : total;
+}
+
+/* One read of the kernel's rings: the interface's own, or every interface's into the stages. */
+static int capture_read(livecap *lc, int timeout_ms, char *err, size_t errlen)
+{
+	if (lc->ncaps > 1)
+		return capture_round(lc, timeout_ms, err, errlen);
+	char why[sizeof(lc->err)] = "";
+	int n = capture_live_step(lc->caps[0], timeout_ms, on_frame, lc, why, sizeof(why));
+	if (n < 0 && why[0])
+		snprintf(err, errlen, "%s: %s", capture_live_name(lc->caps[0]), why);
+	return n;
 }
 
 static void *capture_main(void *arg)
@@ -231,7 +402,7 @@ static void *capture_main(void *arg)
 	livecap *lc = arg;
 	while (!atomic_load(&lc->stop)) {
 		char err[sizeof(lc->err)] = "";
-		int n = capture_live_step(lc->cap, WAIT_MS, on_frame, lc, err, sizeof(err));
+		int n = capture_read(lc, WAIT_MS, err, sizeof(err));
 		for (unsigned i = 0; i < lc->nworkers; i++)
 			wake(&lc->workers[i].ring);
 		if (n < 0) {
@@ -248,12 +419,14 @@ static void *capture_main(void *arg)
 	if (atomic_load(&lc->stop) && !lc->failed_capture) {
 		char err[sizeof(lc->err)];
 		uint64_t until = clock_mono_us() + 3000u * LIVE_BLOCK_MS;
-		while (clock_mono_us() < until &&
-		       capture_live_step(lc->cap, 2 * LIVE_BLOCK_MS, on_frame, lc, err, sizeof(err)) > 0)
+		while (clock_mono_us() < until && capture_read(lc, 2 * LIVE_BLOCK_MS, err, sizeof(err)) > 0)
 			;
 	}
+	if (lc->ncaps > 1 && !lc->max_reached) /* what waits in the stages was captured too */
+		release(lc, RELEASE_ALL);
 	/* libpcap's counts as the reading stops: what arrives later was never the capture's */
-	capture_live_stats(lc->cap, &lc->received, &lc->dropped);
+	for (unsigned i = 0; i < lc->ncaps; i++)
+		capture_live_stats(lc->caps[i], &lc->received[i], &lc->dropped[i]);
 	atomic_store(&lc->capture_over, true);
 	for (unsigned i = 0; i < lc->nworkers; i++)
 		ring_end(&lc->workers[i].ring);
@@ -347,10 +520,10 @@ static int drain(struct worker *w, unsigned budget)
 			tail += r->size - (tail & (r->size - 1));
 			continue;
 		}
-		if (engine_packet(w->eng, w->lc->dlt, (const uint8_t *)(f + 1), f->caplen, f->wirelen,
-		                  f->ts_us) != 0)
+		if (engine_packet(w->eng, w->lc->dlts[f->link], (const uint8_t *)(f + 1), f->caplen,
+		                  f->wirelen, f->ts_us) != 0)
 			rc = -1;
-		tail += sizeof(*f) + ((f->caplen + FRAME_ALIGN - 1) & ~(uint64_t)(FRAME_ALIGN - 1));
+		tail += frame_bytes(f->caplen);
 		if (++n % 256 == 0)
 			atomic_store_explicit(&r->tail, tail, memory_order_release);
 	}
@@ -385,12 +558,12 @@ static void *worker_main(void *arg)
 			break;
 		}
 		/* Time goes on without packets: idle flows end. Not before what the kernel still
-		 * holds (a block is handed over up to LIVE_BLOCK_MS late) or this ring holds is
-		 * analysed: a flow's next packet must not come after its row. */
+		 * holds (a block is handed over up to LIVE_BLOCK_MS late), a stage still holds or
+		 * this ring holds is analysed: a flow's next packet must not come after its row. */
 		uint64_t now = clock_mono_us();
 		if (now >= next_sweep && n < 4096) {
 			next_sweep = now + 1000000u;
-			if (engine_expire_at(w->eng, (uint64_t)clock_wall_us() - 2000u * LIVE_BLOCK_MS) != 0) {
+			if (engine_expire_at(w->eng, (uint64_t)clock_wall_us() - w->lc->lag_us) != 0) {
 				failed = true;
 				break;
 			}
@@ -457,8 +630,13 @@ static bool all_done(livecap *lc)
 	return done;
 }
 
-livecap *livecap_start(capture_live *cap, const struct livecap_opts *o, char *err, size_t errlen)
+livecap *livecap_start(capture_live *const *caps, unsigned ncaps, const struct livecap_opts *o,
+                       char *err, size_t errlen)
 {
+	if (ncaps < 1 || ncaps > LIVE_IFACES_MAX) {
+		snprintf(err, errlen, "1 to %d interfaces", LIVE_IFACES_MAX);
+		return NULL;
+	}
 	livecap *lc = calloc(1, sizeof(*lc));
 	unsigned n = o->workers < 1 ? 1 : o->workers > LIVE_WORKERS_MAX ? LIVE_WORKERS_MAX : o->workers;
 	if (lc)
@@ -468,13 +646,30 @@ livecap *livecap_start(capture_live *cap, const struct livecap_opts *o, char *er
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
-	lc->cap = cap;
-	lc->dlt = capture_live_dlt(cap);
+	lc->ncaps = ncaps;
+	for (unsigned i = 0; i < ncaps; i++) {
+		lc->caps[i] = caps[i];
+		lc->dlts[i] = capture_live_dlt(caps[i]);
+	}
+	/* a released frame is behind the wall clock by the kernel's block timeout, and with
+	 * stages by their hold (two block timeouts) and a round or two of reads (WAIT_MS each) */
+	lc->lag_us = 2000u * LIVE_BLOCK_MS + (ncaps > 1 ? 2000u * LIVE_BLOCK_MS + 2000u * WAIT_MS : 0);
 	lc->nworkers = n;
 	lc->max_packets = o->max_packets;
 	pthread_mutex_init(&lc->qmu, NULL);
 	cond_init(&lc->q_rows);
 	cond_init(&lc->q_room);
+	for (unsigned i = 0; i < ncaps && ncaps > 1; i++) {
+		struct stage *st = &lc->stages[i];
+		st->lc = lc;
+		st->link = i;
+		st->size = (uint64_t)LIVE_RING_KIB * 1024u;
+		if (!(st->buf = aligned_alloc(FRAME_ALIGN, st->size))) {
+			snprintf(err, errlen, "out of memory");
+			livecap_free(lc);
+			return NULL;
+		}
+	}
 	uint32_t cap_flows = o->eo.flow_cap ? o->eo.flow_cap : FLOW_CAP_DEFAULT;
 	for (unsigned i = 0; i < n; i++) {
 		struct worker *w = &lc->workers[i];
@@ -625,8 +820,11 @@ int livecap_finish(livecap *lc, struct sink *sinks, unsigned nsinks, struct run_
 			dpi_stats(w->dpi, &alive, &w->dpi_peak, &inspected);
 		}
 	}
-	run->pcap_received = lc->received;
-	run->pcap_dropped = lc->dropped;
+	run->pcap_received = run->pcap_dropped = 0;
+	for (unsigned i = 0; i < lc->ncaps; i++) {
+		run->pcap_received += lc->received[i];
+		run->pcap_dropped += lc->dropped[i];
+	}
 	if (lc->sinks_failed || lc->worker_failed)
 		rc = -1;
 	return rc;
@@ -650,6 +848,12 @@ void livecap_counters(const livecap *lc, uint64_t *packets, uint32_t *open_flows
 		*packets += atomic_load_explicit(&lc->workers[i].packets, memory_order_relaxed);
 		*open_flows += atomic_load_explicit(&lc->workers[i].open_flows, memory_order_relaxed);
 	}
+}
+
+void livecap_capture_counts(const livecap *lc, unsigned i, int64_t *received, int64_t *dropped)
+{
+	*received = i < lc->ncaps ? lc->received[i] : 0;
+	*dropped = i < lc->ncaps ? lc->dropped[i] : 0;
 }
 
 uint64_t livecap_longest_stall(const livecap *lc)
@@ -683,6 +887,8 @@ void livecap_free(livecap *lc)
 		pthread_mutex_destroy(&w->ring.mu);
 		pthread_cond_destroy(&w->ring.cv);
 	}
+	for (unsigned i = 0; i < lc->ncaps; i++)
+		free(lc->stages[i].buf);
 	free_chunks(lc->qhead);
 	pthread_mutex_destroy(&lc->qmu);
 	pthread_cond_destroy(&lc->q_rows);

@@ -5,8 +5,8 @@
 
 Seed corpora come from tests/pcaps: single frames (prefixed by their link type's index) for
 fuzz_decode, SYN option bytes for fuzz_options, the first records of each capture for
-fuzz_capture, hand-built connections (IW10, a loss, no timestamps, TFO) for fuzz_flight, a
-ClientHello and an HTTP request in segments for fuzz_names. Corpora grow in build/fuzz-corpus/; a crash is saved in build/fuzz-artifacts/
+fuzz_capture, pcapng files of many shapes for fuzz_pcapng, hand-built connections (IW10, a
+loss, no timestamps, TFO) for fuzz_flight, a ClientHello and an HTTP request in segments for fuzz_names. Corpora grow in build/fuzz-corpus/; a crash is saved in build/fuzz-artifacts/
 and makes the run fail (copy it to tests/pcaps/fuzz/ as a regression capture)."""
 import functools
 import glob
@@ -41,7 +41,7 @@ def suite():
     import types
     import helpers
     import hostile
-    return types.SimpleNamespace(pcapng=hostile.pcapng, first_payload=helpers.first_payload)
+    return types.SimpleNamespace(pcapng=hostile.pcapng, Ng=hostile.Ng, first_payload=helpers.first_payload)
 
 
 def seed(target, corpus):
@@ -54,6 +54,10 @@ def seed(target, corpus):
         for name, recs in flight_seeds().items():
             open(os.path.join(corpus, name), "wb").write(b"".join(recs))
         return len(flight_seeds())
+    if target == "fuzz_pcapng":
+        for name, data in pcapng_seeds(caps).items():
+            open(os.path.join(corpus, name), "wb").write(data)
+        return len(pcapng_seeds(caps))
     if target == "fuzz_names":
         for name, data in names_seeds().items():
             open(os.path.join(corpus, name), "wb").write(data)
@@ -128,6 +132,46 @@ def flight_seeds():
     return out
 
 
+def pcapng_seeds(caps):
+    """pcapng files fuzz_pcapng starts from: each link capture's first records in both byte
+    orders, with nanosecond, 2^-20 s and offset time stamps, as simple and obsolete packet
+    blocks; interfaces of three link types and two snapshot lengths; two sections, the second
+    in the other byte order; blocks of other types between the packets."""
+    Ng = suite().Ng
+    out = {}
+    mixed = []
+    for path in caps:
+        lt, recs = records(path, 12)
+        if lt is None:
+            continue
+        name = os.path.basename(path)
+        frames = [(struct.unpack("<II", r[:8]), r[16:]) for r in recs]
+        for be in (False, True):
+            ng = Ng(be)
+            us = b"".join(ng.epb(0, s * 1000000 + u, f) for (s, u), f in frames)
+            out["%s%s.pcapng" % (name, ".be" if be else "")] = ng.shb() + ng.idb(lt) + us
+        ng = Ng()
+        out[name + ".ns.pcapng"] = ng.shb() + ng.idb(lt, tsresol=9) + \
+            b"".join(ng.epb(0, (s * 1000000 + u) * 1000 + 7, f) for (s, u), f in frames)
+        out[name + ".bin.pcapng"] = ng.shb(minor=2) + ng.idb(lt, tsresol=0x94, tsoffset=1700000000) + \
+            b"".join(ng.epb(0, (u << 20) // 1000000 + (s - 1700000000 << 20), f) for (s, u), f in frames)
+        out[name + ".spb-pb.pcapng"] = ng.shb() + ng.idb(lt, snaplen=128) + ng.spb(frames[0][1]) + \
+            b"".join(ng.pb(0, s * 1000000 + u, f[:128]) for (s, u), f in frames[1:])
+        if lt in (1, 113, 101):
+            mixed.append((lt, frames))
+    ng, be = Ng(), Ng(True)
+    ifaces = b"".join(ng.idb(lt, snaplen=262144 if i else 1500) for i, (lt, _) in enumerate(mixed[:3]))
+    pkts = b"".join(ng.epb(i, s * 1000000 + u, f) for k in range(4)
+                    for i, (lt, fr) in enumerate(mixed[:3]) for (s, u), f in fr[k:k + 1])
+    stats = ng.block(5, struct.pack("<IIIHH", 0, 0, 0, 0, 0))  # an interface statistics block
+    out["mixed.pcapng"] = ng.shb() + ifaces + pkts[:len(pkts) // 2] + stats + pkts[len(pkts) // 2:]
+    if mixed:
+        lt, fr = mixed[0]
+        out["sections.pcapng"] = ng.shb() + ng.idb(lt) + ng.epb(0, 5, fr[0][1]) + \
+            be.shb() + be.idb(lt, tsresol=9) + be.epb(0, 7000, fr[1][1])
+    return out
+
+
 def names_seeds():
     """Client segments fuzz_names starts from: a real ClientHello and an HTTP request, whole,
     split in order, the second part first, and after a SOCKS5 greeting."""
@@ -169,8 +213,8 @@ def main():
     """Targets run side by side, one per core (each libFuzzer run is single-threaded)."""
     import concurrent.futures
     seconds = int(sys.argv[1]) if len(sys.argv) > 1 else 600
-    targets = sys.argv[2:] or ["fuzz_decode", "fuzz_options", "fuzz_capture", "fuzz_pcapfile", "fuzz_flight",
-                               "fuzz_names"]
+    targets = sys.argv[2:] or ["fuzz_decode", "fuzz_options", "fuzz_capture", "fuzz_pcapfile", "fuzz_pcapng",
+                               "fuzz_flight", "fuzz_names"]
     suite()  # loaded once, before the threads
     with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
         results = list(pool.map(lambda t: fuzz(t, seconds), targets))
