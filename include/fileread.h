@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 struct capture_rec; /* one frame (capture.h): what fileread_next fills */
 
@@ -40,5 +41,21 @@ uint64_t fileread_size(const fileread *m);
  * until the next call on m or a read of its stream. NULL when they are not all in the file
  * or reading failed. (For readers of other formats: pcapng.c.) */
 const uint8_t *fileread_bytes(fileread *m, uint64_t off, size_t n);
+
+/* A 32- or 16-bit field of a capture file's header or block at p, in the file's byte order
+ * (swapped: the other order from this machine's); the readers of pcap and pcapng share them. */
+static inline uint32_t fileread_u32(const uint8_t *p, bool swapped)
+{
+	uint32_t v;
+	memcpy(&v, p, 4);
+	return swapped ? __builtin_bswap32(v) : v;
+}
+
+static inline uint16_t fileread_u16(const uint8_t *p, bool swapped)
+{
+	uint16_t v;
+	memcpy(&v, p, 2);
+	return swapped ? __builtin_bswap16(v) : v;
+}
 
 #endif

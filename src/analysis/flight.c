@@ -543,6 +543,17 @@ static enum ff_next next_kind(const struct flow *f, const struct first_flight *f
 	return ff->end == FF_END_TSECR ? FF_NEXT_ACK : FF_NEXT_LATE;
 }
 
+/* A lower bound: without the TSecr rule, only what came before the flight's first marked
+ * silence is sure (docs/METHOD.md "Ambiguous"). */
+static void ambiguous(const struct first_flight *ff, struct ff_verdict *v)
+{
+	v->limit = LIMIT_AMBIGUOUS;
+	if (ff->rule != RULE_TSECR && ff->gap_segs) {
+		v->segs = ff->gap_segs;
+		v->bytes = ff->gap_bytes;
+	}
+}
+
 void flight_verdict(const struct flow *f, int sender, struct ff_verdict *v)
 {
 	const struct side *s = sender == 0 ? &f->c : &f->s;
@@ -604,11 +615,7 @@ void flight_verdict(const struct flow *f, int sender, struct ff_verdict *v)
 		return;
 	}
 	if (ff->state == FF_CLOSED && (ff->next_unsure || sub_ms)) {
-		v->limit = LIMIT_AMBIGUOUS;
-		if (ff->rule != RULE_TSECR && ff->gap_segs) { /* as below: up to what is sure */
-			v->segs = ff->gap_segs;
-			v->bytes = ff->gap_bytes;
-		}
+		ambiguous(ff, v);
 		return;
 	}
 	/* Timing alone (no usable timestamps): the end is not visible where a silence inside the
@@ -617,17 +624,11 @@ void flight_verdict(const struct flow *f, int sender, struct ff_verdict *v)
 	 * spread the flight over more than the round trip). A lower bound up to what is sure. */
 	if (ff->rule != RULE_TSECR && ff->state == FF_CLOSED && ff->end == FF_END_TIMING &&
 	    !ff->next_pause && v->next != FF_NEXT_REQUEST) {
-		v->limit = LIMIT_AMBIGUOUS;
-		if (ff->gap_segs) {
-			v->segs = ff->gap_segs;
-			v->bytes = ff->gap_bytes;
-		}
+		ambiguous(ff, v);
 		return;
 	}
 	if (ff->rule != RULE_TSECR && ff->gap_segs) {
-		v->limit = LIMIT_AMBIGUOUS;
-		v->segs = ff->gap_segs;
-		v->bytes = ff->gap_bytes;
+		ambiguous(ff, v);
 		return;
 	}
 	/* R's window stopped the flight only if S had more to send: the flight ended on a

@@ -181,20 +181,6 @@ FILE *fileread_open(const char *path, fileread **out)
 	return f;
 }
 
-static uint32_t rd32(const uint8_t *p, bool swapped)
-{
-	uint32_t v;
-	memcpy(&v, p, 4);
-	return swapped ? __builtin_bswap32(v) : v;
-}
-
-static uint16_t rd16(const uint8_t *p, bool swapped)
-{
-	uint16_t v;
-	memcpy(&v, p, 2);
-	return swapped ? __builtin_bswap16(v) : v;
-}
-
 bool fileread_direct(fileread *m, int dlt, int snapshot)
 {
 	m->direct = false;
@@ -214,7 +200,7 @@ bool fileread_direct(fileread *m, int dlt, int snapshot)
 	default: return false; /* pcapng, or a variant with longer record headers */
 	}
 	/* before 2.4, caplen and len may be swapped within a record: libpcap sorts that out */
-	uint16_t major = rd16(h + 4, swapped), minor = rd16(h + 6, swapped);
+	uint16_t major = fileread_u16(h + 4, swapped), minor = fileread_u16(h + 6, swapped);
 	if (major != 2 || minor < 4)
 		return false;
 	/* libpcap rewrites the host-order pseudo-headers of some link types (Linux cooked,
@@ -254,7 +240,7 @@ int fileread_next(fileread *m, struct capture_rec *r)
 	const uint8_t *h = in_win ? m->win + (m->rec - m->win_off) : bytes_at(m, m->rec, PCAP_REC_HDR);
 	if (!h)
 		return hand_over(m);
-	uint32_t caplen = rd32(h + 8, m->swapped);
+	uint32_t caplen = fileread_u32(h + 8, m->swapped);
 	if (caplen > m->snapshot || (uint64_t)(m->size - m->rec - PCAP_REC_HDR) < caplen)
 		return hand_over(m); /* libpcap trims it, refuses it or reports the cut */
 	if (!in_win || m->rec + PCAP_REC_HDR + (off_t)caplen > win_end) {
@@ -265,20 +251,20 @@ int fileread_next(fileread *m, struct capture_rec *r)
 	}
 	/* as libpcap 1.10 widens them: its on-disk time stamp fields are signed 32-bit, but a
 	 * byte swap yields them unsigned; nanoseconds are divided by 1000 */
-	int64_t sec = m->swapped ? (int64_t)rd32(h, true) : (int32_t)rd32(h, false);
-	int64_t frac = m->swapped ? (int64_t)rd32(h + 4, true) : (int32_t)rd32(h + 4, false);
+	int64_t sec = m->swapped ? (int64_t)fileread_u32(h, true) : (int32_t)fileread_u32(h, false);
+	int64_t frac = m->swapped ? (int64_t)fileread_u32(h + 4, true) : (int32_t)fileread_u32(h + 4, false);
 	if (m->nsec)
 		frac /= 1000;
 	r->ts_us = (uint64_t)sec * 1000000u + (uint64_t)frac;
 	r->caplen = caplen;
-	r->len = rd32(h + 12, m->swapped);
+	r->len = fileread_u32(h + 12, m->swapped);
 	r->data = h + PCAP_REC_HDR;
 	m->rec += PCAP_REC_HDR + (off_t)caplen;
 	/* two records ahead, the header and first lines of the packet: each record is new,
 	 * cold memory, and one record ahead is too close to hide the miss. The next record's
 	 * header, which says where that one starts, was fetched the same way one call ago. */
 	if (m->rec + PCAP_REC_HDR <= win_end) {
-		uint32_t next_cap = rd32(m->win + (m->rec - m->win_off) + 8, m->swapped);
+		uint32_t next_cap = fileread_u32(m->win + (m->rec - m->win_off) + 8, m->swapped);
 		off_t after = m->rec + PCAP_REC_HDR + (off_t)next_cap;
 		if (next_cap <= m->snapshot && after + 3 * 64 <= win_end) {
 			const uint8_t *p = m->win + (after - m->win_off);

@@ -69,20 +69,6 @@ struct block {
 	uint64_t at;          /* file offset */
 };
 
-static uint32_t rd32(const uint8_t *p, bool swapped)
-{
-	uint32_t v;
-	memcpy(&v, p, 4);
-	return swapped ? __builtin_bswap32(v) : v;
-}
-
-static uint16_t rd16(const uint8_t *p, bool swapped)
-{
-	uint16_t v;
-	memcpy(&v, p, 2);
-	return swapped ? __builtin_bswap16(v) : v;
-}
-
 static int fail(pcapng *ng, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int fail(pcapng *ng, const char *fmt, ...)
 {
@@ -141,15 +127,15 @@ static int read_block(pcapng *ng, struct block *b, bool sections)
 	const uint8_t *h = fileread_bytes(ng->m, at, left < 12 ? 8 : 12);
 	if (!h)
 		return fail(ng, "cannot read the block at byte %llu", (unsigned long long)at);
-	uint32_t type = rd32(h, ng->swapped);
+	uint32_t type = fileread_u32(h, ng->swapped);
 	if (sections && type == BT_SHB && left >= 12) {
-		uint32_t magic = rd32(h + 8, false);
+		uint32_t magic = fileread_u32(h + 8, false);
 		if (magic != BYTE_ORDER_MAGIC && magic != __builtin_bswap32(BYTE_ORDER_MAGIC))
 			return fail(ng, "pcapng section header at byte %llu has no byte-order magic",
 			            (unsigned long long)at);
 		ng->swapped = magic != BYTE_ORDER_MAGIC;
 	}
-	uint32_t total = rd32(h + 4, ng->swapped);
+	uint32_t total = fileread_u32(h + 4, ng->swapped);
 	if (total < 12 || total % 4)
 		return fail(ng, "pcapng block at byte %llu has a length of %u (at least 12, a multiple "
 		            "of 4)", (unsigned long long)at, total);
@@ -161,7 +147,7 @@ static int read_block(pcapng *ng, struct block *b, bool sections)
 	const uint8_t *p = fileread_bytes(ng->m, at, total);
 	if (!p)
 		return fail(ng, "cannot read the block at byte %llu", (unsigned long long)at);
-	uint32_t trailer = rd32(p + total - 4, ng->swapped);
+	uint32_t trailer = fileread_u32(p + total - 4, ng->swapped);
 	if (trailer != total)
 		return fail(ng, "pcapng block at byte %llu has a length of %u in its header and %u in "
 		            "its trailer", (unsigned long long)at, total, trailer);
@@ -179,8 +165,8 @@ static int parse_idb(pcapng *ng, const struct block *b, struct iface *f)
 {
 	if (b->len < 8)
 		return too_short(ng, b, "interface description");
-	f->dlt = dlt_of(rd16(b->body, ng->swapped));
-	f->snaplen = snaplen_of(f->dlt, rd32(b->body + 4, ng->swapped));
+	f->dlt = dlt_of(fileread_u16(b->body, ng->swapped));
+	f->snaplen = snaplen_of(f->dlt, fileread_u32(b->body + 4, ng->swapped));
 	f->tsresol = 1000000; /* microseconds unless said otherwise */
 	f->binary = false;
 	f->tsoffset = 0;
@@ -189,7 +175,7 @@ static int parse_idb(pcapng *ng, const struct block *b, struct iface *f)
 	while (o < end) {
 		if (end - o < 4)
 			return too_short(ng, b, "options");
-		uint16_t code = rd16(o, ng->swapped), olen = rd16(o + 2, ng->swapped);
+		uint16_t code = fileread_u16(o, ng->swapped), olen = fileread_u16(o + 2, ng->swapped);
 		size_t padded = ((size_t)olen + 3) & ~(size_t)3;
 		if ((size_t)(end - o - 4) < padded)
 			return too_short(ng, b, "options");
@@ -252,9 +238,9 @@ static int add_interface(pcapng *ng, const struct block *b)
 bool pcapng_probe(fileread *m)
 {
 	const uint8_t *h = fileread_bytes(m, 0, 12);
-	if (!h || rd32(h, false) != BT_SHB)
+	if (!h || fileread_u32(h, false) != BT_SHB)
 		return false;
-	uint32_t magic = rd32(h + 8, false);
+	uint32_t magic = fileread_u32(h + 8, false);
 	return magic == BYTE_ORDER_MAGIC || magic == __builtin_bswap32(BYTE_ORDER_MAGIC);
 }
 
@@ -274,8 +260,8 @@ pcapng *pcapng_open(fileread *m, char *err, size_t errlen)
 		return NULL;
 	}
 	/* the first section header: as libpcap reads it (its length checked, no trailer check) */
-	ng->swapped = rd32(h + 8, false) != BYTE_ORDER_MAGIC;
-	uint32_t total = rd32(h + 4, ng->swapped);
+	ng->swapped = fileread_u32(h + 8, false) != BYTE_ORDER_MAGIC;
+	uint32_t total = fileread_u32(h + 4, ng->swapped);
 	if (total < SHB_MIN || total > SHB_MAX) {
 		fail(ng, "pcapng section header has a length of %u (%u to %u)", total, SHB_MIN, SHB_MAX);
 		goto fail;
@@ -288,7 +274,7 @@ pcapng *pcapng_open(fileread *m, char *err, size_t errlen)
 		fail(ng, "cannot read the section header");
 		goto fail;
 	}
-	uint16_t major = rd16(h + 12, ng->swapped), minor = rd16(h + 14, ng->swapped);
+	uint16_t major = fileread_u16(h + 12, ng->swapped), minor = fileread_u16(h + 14, ng->swapped);
 	if (major != 1 || (minor != 0 && minor != 2)) {
 		fail(ng, "unsupported pcapng version %u.%u", major, minor);
 		goto fail;
@@ -338,7 +324,7 @@ unsigned pcapng_link_types(pcapng *ng, int *dlts, unsigned max)
 			break;
 		if (b.type != BT_IDB || b.len < 8)
 			continue;
-		int dlt = dlt_of(rd16(b.body, ng->swapped));
+		int dlt = dlt_of(fileread_u16(b.body, ng->swapped));
 		unsigned j = 0;
 		while (j < n && dlts[j] != dlt)
 			j++;
@@ -375,7 +361,7 @@ static const uint8_t *host_order(pcapng *ng, int dlt, const uint8_t *data, uint3
 			uint8_t t;
 			t = p[at], p[at] = p[at + 1], p[at + 1] = t;         /* tlv_length */
 			t = p[at + 2], p[at + 2] = p[at + 3], p[at + 3] = t; /* tlv_type */
-			uint32_t size = ((uint32_t)rd16(p + at, false) + 3) & ~3u; /* now in this host's order */
+			uint32_t size = ((uint32_t)fileread_u16(p + at, false) + 3) & ~3u; /* now in this host's order */
 			if (size < 4 || cap_left < size || len_left < size)
 				break;
 			at += size;
@@ -429,10 +415,10 @@ int pcapng_next(pcapng *ng, struct capture_rec *r)
 			fixed = 20;
 			if (b.len < fixed)
 				return too_short(ng, &b, "packet header");
-			ifc = b.type == BT_EPB ? rd32(p, ng->swapped) : rd16(p, ng->swapped);
-			t = (uint64_t)rd32(p + 4, ng->swapped) << 32 | rd32(p + 8, ng->swapped);
-			caplen = rd32(p + 12, ng->swapped);
-			len = rd32(p + 16, ng->swapped);
+			ifc = b.type == BT_EPB ? fileread_u32(p, ng->swapped) : fileread_u16(p, ng->swapped);
+			t = (uint64_t)fileread_u32(p + 4, ng->swapped) << 32 | fileread_u32(p + 8, ng->swapped);
+			caplen = fileread_u32(p + 12, ng->swapped);
+			len = fileread_u32(p + 16, ng->swapped);
 			break;
 		case BT_SPB:
 			fixed = 4;
@@ -440,7 +426,7 @@ int pcapng_next(pcapng *ng, struct capture_rec *r)
 				return too_short(ng, &b, "packet header");
 			ifc = 0; /* the section's first interface, with no time stamp */
 			t = 0;
-			len = rd32(p, ng->swapped);
+			len = fileread_u32(p, ng->swapped);
 			caplen = ng->nifaces && len > ng->ifaces[0].snaplen ? ng->ifaces[0].snaplen : len;
 			break;
 		case BT_IDB:
@@ -450,9 +436,9 @@ int pcapng_next(pcapng *ng, struct capture_rec *r)
 		case BT_SHB:
 			if (b.len < 16)
 				return too_short(ng, &b, "section header");
-			if (rd16(p + 4, ng->swapped) != 1)
+			if (fileread_u16(p + 4, ng->swapped) != 1)
 				return fail(ng, "pcapng section at byte %llu has major version %u",
-				            (unsigned long long)b.at, rd16(p + 4, ng->swapped));
+				            (unsigned long long)b.at, fileread_u16(p + 4, ng->swapped));
 			ng->nifaces = 0; /* a section describes its own interfaces */
 			continue;
 		default:
