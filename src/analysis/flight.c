@@ -511,6 +511,7 @@ static void one_dir_verdict(const struct first_flight *ff, uint16_t m, struct ff
 	    ff->r_data_before_next || ff->echo_adv < FLIGHT_ECHO_MIN_TICKS ||
 	    ff->max_gap_us >= FLIGHT_TIMER_MIN_US) {
 		v->limit = LIMIT_UNKNOWN; /* nothing here shows where the flight ended */
+		v->segs = v->bytes = 0;
 		return;
 	}
 	v->next = FF_NEXT_ACK;
@@ -578,7 +579,9 @@ void flight_verdict(const struct flow *f, int sender, struct ff_verdict *v)
 	if (m == 0 && (ff->n_max >= 2 || (ff->n_max == 1 && ff->state == FF_CLOSED &&
 	                                  ff->next_payload == ff->max_payload)))
 		m = ff->max_payload;
-	v->smss = m;
+	/* the row's segment size: a flight of one size seen once still shows its own (the count
+	 * and "full" use only a size that is sure) */
+	v->smss = m ? m : ff->max_payload;
 	v->rule = (enum ff_rule)ff->rule;
 	v->end = (enum ff_end)ff->end;
 	v->next = next_kind(f, ff);
