@@ -27,27 +27,42 @@ class UiConn6(craft.Conn):
 
 
 def ui_flow(c, rtt, segs, loss=False, req=b"GET / HTTP/1.1\r\nHost: x\r\n\r\n"):
-    """One HTTP exchange seen next to the client: handshake of round trip rtt, a request,
-    segs full segments back to back, the client's ACK a round trip later and four more
-    segments on its heels (a cwnd verdict, IW segs); with loss the third segment of the
-    flight never shows (a hole: no verdict)."""
-    mss = 1460
-    n = len(req)
-    c.c(0, "S", 0, 0, opts=craft.tcp_options(mss=mss))
-    c.s(rtt, "SA", 0, 1, opts=craft.tcp_options(mss=mss))
-    c.c(0.0001, "A", 1, 1)
-    c.c(0.0001, "PA", 1, 1, payload=req)
+    """One HTTP exchange seen next to the client, with timestamps (the client's clock ticks
+    every 10 us, the server's every ms): handshake of round trip rtt, a request, segs full
+    segments back to back (1448 bytes: 1460 less the timestamps), the client's ACK at once
+    and, a round trip after it, four more segments that echo it (a cwnd verdict, IW segs); with loss the third segment of
+    the flight never shows (a hole: no verdict)."""
+    mss, n = 1460, len(req)
+    seg = mss - 12
+    echo = {"c": 0, "s": 0}
+
+    def ts(side, dt):
+        t = c.t + dt
+        val = int(t * 1e5) & 0xffffffff if side == "c" else (int(t * 1e3) + 7000) & 0xffffffff
+        ecr, echo["s" if side == "c" else "c"] = echo[side], val
+        return (val, ecr)
+
+    def cl(dt, flags, seq, ack, **kw):
+        c.c(dt, flags, seq, ack, opts=craft.tcp_options(ts=ts("c", dt), **kw.pop("o", {})), **kw)
+
+    def sv(dt, flags, seq, ack, **kw):
+        c.s(dt, flags, seq, ack, opts=craft.tcp_options(ts=ts("s", dt), **kw.pop("o", {})), **kw)
+
+    cl(0, "S", 0, 0, o={"mss": mss})
+    sv(rtt, "SA", 0, 1, o={"mss": mss})
+    cl(0.0001, "A", 1, 1)
+    cl(0.0001, "PA", 1, 1, payload=req)
     for i in range(segs):
         if not (loss and i == 2):
-            c.s(rtt if i == 0 else 0.00001, "A", 1 + mss * i, 1 + n, payload=bytes(mss))
-    c.c(rtt, "A", 1 + n, 1 + mss * (2 if loss else segs))
+            sv(rtt if i == 0 else 0.00001, "A", 1 + seg * i, 1 + n, payload=bytes(seg))
+    cl(0.00005, "A", 1 + n, 1 + seg * (2 if loss else segs))
     for i in range(segs, segs + 4):
-        c.s(0.00001, "A", 1 + mss * i, 1 + n, payload=bytes(mss))
-    end = 1 + mss * (segs + 4)
-    c.c(rtt, "A", 1 + n, 1 + mss * 2 if loss else end)
-    c.c(0.001, "FA", 1 + n, end)
-    c.s(0.001, "FA", end, 2 + n)
-    c.c(0.001, "A", 2 + n, end + 1)
+        sv(rtt if i == segs else 0.00001, "A", 1 + seg * i, 1 + n, payload=bytes(seg))
+    end = 1 + seg * (segs + 4)
+    cl(0.00005, "A", 1 + n, 1 + seg * 2 if loss else end)
+    cl(0.001, "FA", 1 + n, end)
+    sv(0.001, "FA", end, 2 + n)
+    cl(0.001, "A", 2 + n, end + 1)
     return c.out
 
 
