@@ -82,6 +82,7 @@ struct first_flight {
 	uint16_t f2_segs;           /* segments of the next flight, until an ACK of its data or a
 	                             * pause (a lower bound at any vantage point); saturates */
 	uint16_t f2_last_64us;      /* its last packet, in 64 us after next_us (4.2 s at most) */
+	uint32_t f2_last_tsval;     /* its last packet's TSval (valid with f2_last_ts) */
 	uint8_t state;              /* enum ff_state */
 	uint8_t rule;               /* enum ff_rule */
 	uint8_t end;                /* enum ff_end, once closed */
@@ -96,10 +97,14 @@ struct first_flight {
 	bool loss;                  /* hole or retransmission inside flight 1 */
 	bool r_data_before_next;    /* receiver sent new data or a FIN before the next data */
 	bool f2_done;               /* f2_segs is final */
+	bool f2_last_ts;
 	bool one_dir;               /* the receiver had sent nothing when the flight began */
 	bool next_unsure;           /* the end was located by a pause that a late tail, not the
 	                             * sender, may have made: no exact verdict */
 	bool acked_unseen;          /* the receiver acknowledged flight bytes never captured */
+	bool timer_gap;             /* one direction: a silence inside the flight that S's clock
+	                             * does not show as a hold on the way (a timer may have sent
+	                             * what followed it) */
 };
 
 /* One endpoint of a flow and everything it sent (its address and port are in struct flow,

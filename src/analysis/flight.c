@@ -156,6 +156,25 @@ static int after_silence(const struct flow *f, const struct side *s,
 	return dv >= 2 ? 0 : -1;
 }
 
+/* One direction: S's new data p, after a silence of gap_us with no newer echo, was sent by a
+ * timer (a tail-loss probe): S's clock shows it waited the longest of 10 ms and 1.5 round
+ * trips, bounded from above by how long S took from its SYN to its first data (which came
+ * after R's answer to that SYN). RFC 8985's probe sends new data only where R's window allows
+ * it and the congestion window does not: the flight before it was the congestion window. */
+static bool one_dir_timer(const struct side *s, const struct first_flight *ff,
+                          const struct pkt *p, uint64_t gap_us)
+{
+	int64_t tick = tick_upper_us(s, p);
+	int32_t dv = sdiff(p->opt.tsval, ff->last_tsval);
+	if (tick <= 0 || dv < 2 || !s->syn.ts_us || ff->first_us <= s->syn.ts_us)
+		return false;
+	uint64_t rtt_max = ff->first_us - s->syn.ts_us;
+	uint64_t wait = rtt_max * FLIGHT_CWND_RTTS_X10 / 10;
+	if (wait < FLIGHT_TIMER_MIN_US)
+		wait = FLIGHT_TIMER_MIN_US;
+	return gap_us >= FLIGHT_TIMER_MIN_US && (uint64_t)(dv - 1) * (uint64_t)tick >= wait;
+}
+
 /* S's new data p after a silence of gap_us, with timestamps: corrects rules 1-3 with what S's
  * echo and clock show (docs/METHOD.md "Late tails"). Where S's echo is meaningful (TSecr rule,
  * or one direction) and p echoes the flight's last TSecr, S processed nothing from R: only a
@@ -165,6 +184,11 @@ static void settle_pause(const struct flow *f, const struct side *s,
                          const struct first_flight *ff, const struct pkt *p, uint64_t gap_us,
                          bool *in, bool *pause, bool *unsure)
 {
+	if (ff->rule == RULE_ECHO) {
+		if (*in && p->opt.tsecr == ff->last_tsecr && one_dir_timer(s, ff, p, gap_us))
+			*pause = true; /* S's clock shows a timer's wait: flight 1 ends before p */
+		return;
+	}
 	if (ff->rule != RULE_TIMING) {
 		if (*in && *pause && p->opt.tsecr == ff->last_tsecr) {
 			int k = after_silence(f, s, ff, p, gap_us);
@@ -205,7 +229,9 @@ static bool marks_gap(const struct flow *f, const struct first_flight *ff, uint6
 static bool tsecr_usable(const struct flow *f, const struct first_flight *ff,
                          const struct pkt *p, const struct flight_opts *o)
 {
-	return !o->force_timing && ts_negotiated(f) && (p->opt.present & OPT_TS) && ff->last_ts &&
+	/* one direction: S's data carries timestamps only where both SYNs offered them */
+	return !o->force_timing && (ts_negotiated(f) || ff->rule == RULE_ECHO) &&
+	       (p->opt.present & OPT_TS) && ff->last_ts &&
 	       !(ff->a1_seen && ff->rule == RULE_TIMING); /* R's clock ticked slower than the RTT */
 }
 
@@ -247,21 +273,32 @@ static uint32_t segments(const struct first_flight *ff, uint32_t newlen)
 /* New data of S after flight 1 closed: counted into the next flight until R acknowledges any
  * of it (what that ACK releases is the flight after) or S pauses for half the handshake RTT
  * (a timer send, the application). At any vantage point the count is at most the flight's. */
-static void second_flight(const struct flow *f, struct first_flight *ff, const struct pkt *p,
-                          uint32_t newlen)
+static void second_flight(const struct flow *f, const struct side *s, struct first_flight *ff,
+                          const struct pkt *p, uint32_t newlen)
 {
 	uint64_t off = (p->ts_us > ff->next_us ? p->ts_us - ff->next_us : 0) >> 6;
 	int64_t gap = off > ff->f2_last_64us ? (int64_t)(off - ff->f2_last_64us) * 64 : 0;
 	/* back to back: no pause, whatever the RTT; one direction: the flight-to-flight spacing */
 	int64_t rtt = !gap ? 0 : ff->rule == RULE_ECHO ? (int64_t)(ff->next_us - ff->first_us)
 	                                               : flight_rtt(f);
-	if (off > UINT16_MAX || (rtt > 0 && gap * FLIGHT_PAUSE_RTT_DIV >= rtt)) {
-		ff->f2_done = true; /* a pause, or a next flight over 4 s long */
-		return;
+	bool has_ts = (p->opt.present & OPT_TS) != 0;
+	if (off > UINT16_MAX)
+		ff->f2_done = true; /* a next flight over 4 s long */
+	else if (rtt > 0 && gap * FLIGHT_PAUSE_RTT_DIV >= rtt) {
+		/* a pause, unless S's clock shows it sent p on the heels of the one before (a queue
+		 * or a scheduler held p on the way, as it may hold flight 1's tail) */
+		int64_t tick = has_ts && ff->f2_last_ts ? tick_upper_us(s, p) : -1;
+		int32_t dv = has_ts ? sdiff(p->opt.tsval, ff->f2_last_tsval) : -1;
+		if (!(tick > 0 && dv >= 0 && (dv + 1) * tick * FLIGHT_PAUSE_RTT_DIV < rtt))
+			ff->f2_done = true;
 	}
+	if (ff->f2_done)
+		return;
 	uint32_t n = ff->f2_segs + segments(ff, newlen);
 	ff->f2_segs = n > UINT16_MAX ? UINT16_MAX : (uint16_t)n;
 	ff->f2_last_64us = (uint16_t)off;
+	ff->f2_last_ts = has_ts;
+	ff->f2_last_tsval = p->opt.tsval;
 }
 
 /* p, new data of S, joins flight 1. */
@@ -346,6 +383,8 @@ static void sender_packet(struct flow *f, struct side *s, const struct side *r, 
 			flight_close(f, ff, p, why, pause, o);
 			ff->next_unsure = unsure;
 			ff->f2_segs = (uint16_t)segments(ff, newlen);
+			ff->f2_last_ts = (p->opt.present & OPT_TS) != 0;
+			ff->f2_last_tsval = p->opt.tsval;
 			/* bytes between the flight and this packet were sent before it and not seen
 			 * here: lost on the way, so where flight 1 ended is not known */
 			if (hole)
@@ -354,10 +393,15 @@ static void sender_packet(struct flow *f, struct side *s, const struct side *r, 
 			/* a gap, or old bytes repacketized with new ones, inside flight 1 */
 			if (hole || sdiff(rel, ff->snd_nxt) < 0)
 				ff->loss = true;
+			/* one direction: a silence a timer could end, unless S's clock shows a hold */
+			if (ff->rule == RULE_ECHO && ff->segs && gap >= FLIGHT_TIMER_MIN_US &&
+			    (!(p->opt.present & OPT_TS) || !ff->last_ts ||
+			     after_silence(f, s, ff, p, gap) != 1))
+				ff->timer_gap = true;
 			flight_add(f, ff, p, newlen);
 		}
 	} else if (!ff->f2_done) {
-		second_flight(f, ff, p, newlen);
+		second_flight(f, s, ff, p, newlen);
 	}
 	ff->snd_nxt = end;
 }
@@ -499,28 +543,52 @@ static bool ends_full(const struct first_flight *ff, uint16_t m)
 	return m && ff->last_payload >= m && ff->last_payload % m == 0;
 }
 
+/* Whether a receive window that real stacks open with could have stopped a flight of segs
+ * segments and bytes bytes of size m, one more segment not fitting: 4, 10, 20 or 44 of R's
+ * MSS (Linux before 2.6.39, 2.6.39 to 3.x, 3.x, 4.19 on: 5840, 14600, 29200, 64240 bytes
+ * with a 1460-byte MSS) or 4, 8, 16, 32 or 64 KB (BSD, Windows, macOS, 65535). */
+static bool at_window_edge(uint32_t segs, uint32_t bytes, uint16_t m)
+{
+	static const uint32_t fixed[] = {4096, 5840, 8192, 16384, 32768, 65535, 65536};
+	if (segs == 4 || segs == 10 || segs == 20 || segs == 44)
+		return true;
+	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
+		if (bytes <= fixed[i] && bytes + m > fixed[i])
+			return true;
+	return false;
+}
+
 /* One direction only (R's packets absent): the verdict from S's own echoes. The flight is S's
  * data echoing what it echoed when it began; it ended where S's echo moved on with its ACK
  * field unchanged (S had processed a pure ACK of its data). That says "before A1" only when
- * R's clock ticks several times per round trip, shown by how far the echo moved. S's next
- * flight at least twice this one, less one (slow start, one segment per segment acknowledged),
- * shows that a receive window the capture cannot show did not stop it. */
+ * R's clock ticks several times per round trip, shown by how far the echo moved. R's window
+ * is not seen: a flight that ends where a window real stacks open with would have stopped it
+ * needs S's next flight at least twice its size, less one (slow start, one segment per segment
+ * acknowledged); elsewhere the next flight must be larger than this one (a window that stopped
+ * this flight and was not opened wider would have released no more than it). */
 static void one_dir_verdict(const struct first_flight *ff, uint16_t m, struct ff_verdict *v)
 {
+	if (ff->rule == RULE_ECHO && ff->state == FF_CLOSED && ff->end == FF_END_PAUSE &&
+	    ff->next_timer && !ff->timer_gap) {
+		v->next = FF_NEXT_TIMER;
+		v->limit = ends_full(ff, m) ? LIMIT_CWND : LIMIT_NAGLE;
+		return;
+	}
 	if (ff->rule != RULE_ECHO || ff->state != FF_CLOSED || ff->end != FF_END_TSECR ||
-	    ff->r_data_before_next || ff->echo_adv < FLIGHT_ECHO_MIN_TICKS ||
-	    ff->max_gap_us >= FLIGHT_TIMER_MIN_US) {
+	    ff->r_data_before_next || ff->echo_adv < FLIGHT_ECHO_MIN_TICKS || ff->timer_gap) {
 		v->limit = LIMIT_UNKNOWN; /* nothing here shows where the flight ended */
 		v->segs = v->bytes = 0;
 		return;
 	}
 	v->next = FF_NEXT_ACK;
-	bool full = ends_full(ff, m);
-	/* a 4-segment flight that fills a 6 KB receive window (4 x MSS, Linux <= 2.6.37) */
+	bool edge = at_window_edge(ff->segs, ff->bytes, m);
+	uint32_t f2_min = edge ? 2u * ff->segs - 1u : ff->segs + 1u;
+	/* a 6 KB receive window (4 x 1460, Linux <= 2.6.38) grows as data arrives: not even a
+	 * doubled next flight rules it out */
 	bool six_kb = ff->bytes <= 5840u && ff->bytes + m > 5840u;
-	if (!full)
+	if (!ends_full(ff, m))
 		v->limit = LIMIT_NAGLE;
-	else if (ff->f2_segs + 1u >= 2u * ff->segs && !six_kb)
+	else if (ff->f2_segs >= f2_min && !six_kb)
 		v->limit = LIMIT_CWND;
 	else
 		v->limit = LIMIT_APP;
