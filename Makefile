@@ -37,9 +37,9 @@ SAN      := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-r
 .PHONY: all debug tsan deps deps-build deps-bench demo test install clean truth fuzz fuzzers bench bench-live tools soak
 all: $(BUILD)/iwscope
 
-$(BUILD)/schema_sql.c: schema/sqlite.sql schema/postgresql.sql schema/views.sql schema/migrate.sql tools/embed.sh
+$(BUILD)/schema_sql.c: schema/sqlite.sql schema/postgresql.sql schema/views.sql schema/migrate.sql tools/embed.sh Makefile
 	@mkdir -p $(@D)
-	{ sh tools/embed.sh store_schema_sql schema/sqlite.sql schema/views.sql && \
+	{ sh tools/embed.sh sqldb_schema_sql schema/sqlite.sql schema/views.sql && \
 	  sh tools/embed.sh pg_schema_sql schema/postgresql.sql schema/views.sql && \
 	  sh tools/embed.sh schema_views_sql schema/views.sql && \
 	  sh tools/embed.sh schema_migrate_sql schema/migrate.sql; } > $@

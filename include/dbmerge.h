@@ -4,7 +4,7 @@
 
 #include <stdint.h>
 
-#include "store.h"
+#include "sqldb.h"
 
 struct dbmerge_stats {
 	uint64_t runs, flows, new_runs, new_flows;
@@ -12,7 +12,7 @@ struct dbmerge_stats {
 
 /* Adds the iwscope database at src to dst in one transaction: rows already there (same
  * probe, run and flow) are replaced only by a later state, never duplicated. 0, or -1 with
- * store_error(dst) set. */
-int dbmerge_file(store *dst, const char *src, struct dbmerge_stats *ms);
+ * sqldb_error(dst) set. */
+int dbmerge_file(sqldb *dst, const char *src, struct dbmerge_stats *ms);
 
 #endif

@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 #include "dbrows.h"
-#include "store.h"
+#include "sqldb.h"
 
 struct spool_stats {
 	uint64_t flows, runs;
@@ -17,11 +17,12 @@ struct spool_stats {
 /* Hands s's rows to fn, oldest flows first, in batches of PG_BATCH_ROWS flows; stops after
  * max_flows (0 = all). With drain (the spool), each batch is deleted in the transaction that
  * sent it, and finished runs once none of their flows is left. Returns 0 when done; -1 when
- * fn refused a batch (it stays); -2 on a database error (store_error). */
-int spool_copy(store *s, bool drain, uint64_t max_flows, db_batch_fn fn, void *arg,
+ * fn refused a batch (it stays); -2 on a database error (sqldb_error). The caller commits
+ * what it has pending on s first. */
+int spool_copy(sqldb *s, bool drain, uint64_t max_flows, db_batch_fn fn, void *arg,
                struct spool_stats *cs);
 
 /* Flows waiting in s (the spool). 0 or -1. */
-int spool_pending(store *s, int64_t *flows);
+int spool_pending(sqldb *s, int64_t *flows);
 
 #endif

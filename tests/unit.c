@@ -12,7 +12,7 @@
 
 int unit_checks, unit_failures;
 
-extern const char store_schema_sql[], pg_schema_sql[];
+extern const char sqldb_schema_sql[], pg_schema_sql[];
 
 /* The flows table of an embedded schema, column names in order, into names (comma-joined). */
 static void schema_flow_columns(const char *sql, char *names, size_t len)
@@ -59,7 +59,7 @@ static void test_columns(void)
 	size_t n = (size_t)snprintf(want, sizeof(want), "probe,run_id");
 	for (unsigned i = 0; i < record_ncolumns; i++)
 		n += (size_t)snprintf(want + n, sizeof(want) - n, ",%s", record_columns[i].name);
-	schema_flow_columns(store_schema_sql, got, sizeof(got));
+	schema_flow_columns(sqldb_schema_sql, got, sizeof(got));
 	CHECK(!strcmp(got, want));
 	if (strcmp(got, want))
 		printf("     sqlite.sql: %s\n     record:     %s\n", got, want);

@@ -14,7 +14,7 @@
 #include "exitcode.h"
 #include "pg.h"
 #include "spool.h"
-#include "store.h"
+#include "sqldb.h"
 
 static void usage(FILE *out)
 {
@@ -64,13 +64,13 @@ int merge_main(int argc, char **argv)
 	char err[1200], shown[512];
 	pg_redact(out, shown, sizeof(shown));
 	bool to_pg = pg_is_uri(out);
-	store *dst = NULL;
+	sqldb *dst = NULL;
 	pgdb *pg = NULL;
 	if (to_pg) {
 		enum pg_fail fail;
 		pg = pg_open(out, true, &fail, err, sizeof(err));
 	} else {
-		dst = store_open(out, err, sizeof(err));
+		dst = sqldb_open(out, err, sizeof(err));
 	}
 	if (!dst && !pg) {
 		fprintf(stderr, "iwscope: %s\n", err);
@@ -88,14 +88,14 @@ int merge_main(int argc, char **argv)
 		}
 		if (!to_pg) {
 			if (dbmerge_file(dst, in, &ms) != 0) {
-				fprintf(stderr, "iwscope: %s\n", store_error(dst));
+				fprintf(stderr, "iwscope: %s\n", sqldb_error(dst));
 				rc = EXIT_RUNTIME;
 				continue;
 			}
 			done++;
 			continue;
 		}
-		store *src = store_open_read(in, err, sizeof(err));
+		sqldb *src = sqldb_open_read(in, err, sizeof(err));
 		if (!src) {
 			fprintf(stderr, "iwscope: %s\n", err);
 			rc = EXIT_RUNTIME;
@@ -104,14 +104,14 @@ int merge_main(int argc, char **argv)
 		struct spool_stats cs = { 0 };
 		int r = spool_copy(src, false, 0, pg_send_batch, pg, &cs);
 		if (r != 0) {
-			fprintf(stderr, "iwscope: %s: %s\n", in, r == -1 ? pg_error(pg) : store_error(src));
+			fprintf(stderr, "iwscope: %s: %s\n", in, r == -1 ? pg_error(pg) : sqldb_error(src));
 			rc = EXIT_RUNTIME;
 		} else {
 			done++;
 			ms.runs += cs.runs;
 			ms.flows += cs.flows;
 		}
-		store_close(src);
+		sqldb_close(src);
 		if (r == -1) /* the server is gone: the other files would fail the same way */
 			break;
 	}
@@ -124,7 +124,7 @@ int merge_main(int argc, char **argv)
 		        "%llu flows (%llu new)\n", done, argc - optind, shown,
 		        (unsigned long long)ms.runs, (unsigned long long)ms.new_runs,
 		        (unsigned long long)ms.flows, (unsigned long long)ms.new_flows);
-	store_close(dst);
+	sqldb_close(dst);
 	pg_close(pg);
 	return rc;
 }
@@ -132,7 +132,7 @@ int merge_main(int argc, char **argv)
 int schema_main(int argc, char **argv)
 {
 	if (argc == 2 && !strcmp(argv[1], "sqlite")) {
-		fputs(store_schema_text(), stdout);
+		fputs(sqldb_schema_text(), stdout);
 		return 0;
 	}
 	if (argc == 2 && (!strcmp(argv[1], "postgresql") || !strcmp(argv[1], "postgres"))) {

@@ -13,13 +13,13 @@
 
 /* Builds "a,b,c" (or "a=excluded.a,..." with set) of table's columns from the open schema,
  * leaving out the columns in skip (",a,b,"). */
-static int column_list(store *s, const char *table, bool set, const char *skip, char *out,
+static int column_list(sqldb *s, const char *table, bool set, const char *skip, char *out,
                        size_t len)
 {
 	char sql[96];
 	snprintf(sql, sizeof(sql), "SELECT name FROM pragma_table_info('%s')", table);
 	sqlite3_stmt *st;
-	if (sqlite3_prepare_v2(store_db(s), sql, -1, &st, NULL) != SQLITE_OK)
+	if (sqlite3_prepare_v2(sqldb_handle(s), sql, -1, &st, NULL) != SQLITE_OK)
 		return -1;
 	size_t n = 0;
 	out[0] = '\0';
@@ -33,53 +33,51 @@ static int column_list(store *s, const char *table, bool set, const char *skip, 
 	return rc == 0 && n ? 0 : -1;
 }
 
-int dbmerge_file(store *dst, const char *src, struct dbmerge_stats *ms)
+int dbmerge_file(sqldb *dst, const char *src, struct dbmerge_stats *ms)
 {
 	char err[1024];
-	store *probe = store_open_read(src, err, sizeof(err)); /* the same checks as a report */
+	sqldb *probe = sqldb_open_read(src, err, sizeof(err)); /* the same checks as a report */
 	if (!probe) {
-		store_failf(dst, "%s", err);
+		sqldb_failf(dst, "%s", err);
 		return -1;
 	}
-	bool old = store_read_as_upgraded(probe); /* the merge below reads the file's own tables */
-	store_close(probe);
+	bool old = sqldb_read_as_upgraded(probe); /* the merge below reads the file's own tables */
+	sqldb_close(probe);
 	if (old) {
-		store_failf(dst, "%s: an older iwscope schema, which must be upgraded once (with write "
+		sqldb_failf(dst, "%s: an older iwscope schema, which must be upgraded once (with write "
 		            "access to it) before it can be merged", src);
 		return -1;
 	}
-	if (store_commit(dst) != 0)
-		return -1;
-	sqlite3 *db = store_db(dst);
+	sqlite3 *db = sqldb_handle(dst);
 	sqlite3_stmt *st;
 	if (sqlite3_prepare_v2(db, "ATTACH ?1 AS src", -1, &st, NULL) != SQLITE_OK) {
-		store_fail(dst, "cannot attach");
+		sqldb_fail(dst, "cannot attach");
 		return -1;
 	}
 	sqlite3_bind_text(st, 1, src, -1, SQLITE_TRANSIENT);
 	int rc = sqlite3_step(st);
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE) {
-		store_failf(dst, "%s: cannot attach: %s", src, sqlite3_errmsg(db));
+		sqldb_failf(dst, "%s: cannot attach: %s", src, sqlite3_errmsg(db));
 		return -1;
 	}
 	static char cols[8192], set[16384], sql[8192 * 2 + 16384 + 1024];
 	const struct schema_table *t = schema_tables;
 	int64_t before[3] = { 0 }, after[3] = { 0 }, in[3] = { 0 };
-	rc = store_exec(dst, "BEGIN IMMEDIATE", "cannot start the merge");
+	rc = sqldb_exec(dst, "BEGIN IMMEDIATE", "cannot start the merge");
 	for (int i = 0; i < 3 && rc == 0; i++) {
 		char count[80];
 		snprintf(count, sizeof(count), "SELECT count(*) FROM main.%s", t[i].name);
-		if (store_int(dst, count, &before[i]) != 0) {
-			store_fail(dst, "cannot merge");
+		if (sqldb_int(dst, count, &before[i]) != 0) {
+			sqldb_fail(dst, "cannot merge");
 			rc = -1;
 			break;
 		}
 		snprintf(count, sizeof(count), "SELECT count(*) FROM src.%s", t[i].name);
-		if (store_int(dst, count, &in[i]) != 0 ||
+		if (sqldb_int(dst, count, &in[i]) != 0 ||
 		    column_list(dst, t[i].name, false, NULL, cols, sizeof(cols)) != 0 ||
 		    column_list(dst, t[i].name, true, t[i].key_cols, set, sizeof(set)) != 0) {
-			store_fail(dst, "cannot merge");
+			sqldb_fail(dst, "cannot merge");
 			rc = -1;
 			break;
 		}
@@ -87,15 +85,15 @@ int dbmerge_file(store *dst, const char *src, struct dbmerge_stats *ms)
 		snprintf(sql, sizeof(sql), "INSERT INTO main.%s (%s) SELECT %s FROM src.%s WHERE true "
 		         "ON CONFLICT (%s) DO UPDATE SET %s WHERE %s", t[i].name, cols, cols,
 		         t[i].name, t[i].key, set, t[i].guard);
-		rc = store_exec(dst, sql, "cannot merge");
+		rc = sqldb_exec(dst, sql, "cannot merge");
 		snprintf(count, sizeof(count), "SELECT count(*) FROM main.%s", t[i].name);
-		if (rc == 0 && store_int(dst, count, &after[i]) != 0) {
-			store_fail(dst, "cannot merge");
+		if (rc == 0 && sqldb_int(dst, count, &after[i]) != 0) {
+			sqldb_fail(dst, "cannot merge");
 			rc = -1;
 		}
 	}
 	if (rc == 0)
-		rc = store_exec(dst, "COMMIT", "cannot commit the merge");
+		rc = sqldb_exec(dst, "COMMIT", "cannot commit the merge");
 	else
 		sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
 	sqlite3_exec(db, "DETACH src", NULL, NULL, NULL);

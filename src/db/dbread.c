@@ -6,10 +6,10 @@
 #include <stdlib.h>
 
 #include "pg.h"
-#include "store.h"
+#include "sqldb.h"
 
 struct dbread {
-	store *sqlite;
+	sqldb *sqlite;
 	pgdb *pg;
 };
 
@@ -24,7 +24,7 @@ dbread *dbread_open(const char *target, char *err, size_t errlen)
 		enum pg_fail fail;
 		d->pg = pg_open(target, false, &fail, err, errlen);
 	} else {
-		d->sqlite = store_open_read(target, err, errlen);
+		d->sqlite = sqldb_open_read(target, err, errlen);
 	}
 	if (!d->pg && !d->sqlite) {
 		free(d);
@@ -35,12 +35,12 @@ dbread *dbread_open(const char *target, char *err, size_t errlen)
 
 int dbread_query(dbread *d, const char *sql, db_row_fn row, void *arg)
 {
-	return d->pg ? pg_query(d->pg, sql, row, arg) : store_query(d->sqlite, sql, row, arg);
+	return d->pg ? pg_query(d->pg, sql, row, arg) : sqldb_query(d->sqlite, sql, row, arg);
 }
 
 const char *dbread_error(const dbread *d)
 {
-	return d->pg ? pg_error(d->pg) : store_error(d->sqlite);
+	return d->pg ? pg_error(d->pg) : sqldb_error(d->sqlite);
 }
 
 void dbread_close(dbread *d)
@@ -48,6 +48,6 @@ void dbread_close(dbread *d)
 	if (!d)
 		return;
 	pg_close(d->pg);
-	store_close(d->sqlite);
+	sqldb_close(d->sqlite);
 	free(d);
 }

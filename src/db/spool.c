@@ -66,12 +66,12 @@ static int text_push(struct text_table *t, const char *v, size_t n)
 
 /* Reads the rows of sql (one ?1 integer parameter: a rowid lower bound) into t; *last gets the
  * value of the last column, which the select adds as the rowid. */
-static int read_table(store *s, const char *table, const char *sql, int64_t after,
+static int read_table(sqldb *s, const char *table, const char *sql, int64_t after,
                       struct text_table *t, int64_t *last)
 {
 	sqlite3_stmt *st;
-	if (sqlite3_prepare_v2(store_db(s), sql, -1, &st, NULL) != SQLITE_OK) {
-		store_fail(s, "cannot read rows to copy");
+	if (sqlite3_prepare_v2(sqldb_handle(s), sql, -1, &st, NULL) != SQLITE_OK) {
+		sqldb_fail(s, "cannot read rows to copy");
 		return -1;
 	}
 	sqlite3_bind_int64(st, 1, after);
@@ -96,7 +96,7 @@ static int read_table(store *s, const char *table, const char *sql, int64_t afte
 	}
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE) {
-		store_fail(s, "cannot read rows to copy");
+		sqldb_fail(s, "cannot read rows to copy");
 		return -1;
 	}
 	t->vals = malloc((t->noffs ? t->noffs : 1) * sizeof(*t->vals));
@@ -110,7 +110,7 @@ static int read_table(store *s, const char *table, const char *sql, int64_t afte
 oom:
 	sqlite3_finalize(st);
 oom_done:
-	store_failf(s, "%s: out of memory reading rows to copy", store_path(s));
+	sqldb_failf(s, "%s: out of memory reading rows to copy", sqldb_path(s));
 	return -1;
 }
 
@@ -118,18 +118,16 @@ oom_done:
 #define DONE_RUNS "SELECT probe, id FROM runs r WHERE status <> 'running' AND NOT EXISTS " \
 	"(SELECT 1 FROM flows f WHERE f.probe = r.probe AND f.run_id = r.id)"
 
-int spool_copy(store *s, bool drain, uint64_t max_flows, db_batch_fn fn, void *arg,
+int spool_copy(sqldb *s, bool drain, uint64_t max_flows, db_batch_fn fn, void *arg,
                struct spool_stats *cs)
 {
-	if (store_commit(s) != 0)
-		return -2;
 	int64_t after = -1;
 	bool first = true;
 	for (;;) {
 		unsigned want = PG_BATCH_ROWS;
 		if (max_flows && cs->flows + want > max_flows)
 			want = (unsigned)(max_flows - cs->flows);
-		if (store_exec(s, drain ? "BEGIN IMMEDIATE" : "BEGIN", "cannot start a transaction") != 0)
+		if (sqldb_exec(s, drain ? "BEGIN IMMEDIATE" : "BEGIN", "cannot start a transaction") != 0)
 			return -2;
 		struct text_table t[3];
 		memset(t, 0, sizeof(t));
@@ -159,10 +157,10 @@ int spool_copy(store *s, bool drain, uint64_t max_flows, db_batch_fn fn, void *a
 		if (!rc && drain) {
 			char del[96];
 			snprintf(del, sizeof(del), "DELETE FROM flows WHERE rowid <= %lld", (long long)last_flow);
-			if (store_exec(s, del, "cannot remove sent rows") != 0 ||
-			    store_exec(s, "DELETE FROM run_decode WHERE (probe, run_id) IN (" DONE_RUNS ")",
+			if (sqldb_exec(s, del, "cannot remove sent rows") != 0 ||
+			    sqldb_exec(s, "DELETE FROM run_decode WHERE (probe, run_id) IN (" DONE_RUNS ")",
 			               "cannot remove sent runs") != 0 ||
-			    store_exec(s, "DELETE FROM runs WHERE (probe, id) IN (" DONE_RUNS ")",
+			    sqldb_exec(s, "DELETE FROM runs WHERE (probe, id) IN (" DONE_RUNS ")",
 			               "cannot remove sent runs") != 0)
 				rc = -2;
 		}
@@ -171,10 +169,10 @@ int spool_copy(store *s, bool drain, uint64_t max_flows, db_batch_fn fn, void *a
 		for (int i = 0; i < 3; i++)
 			text_table_free(&t[i]);
 		if (rc) {
-			sqlite3_exec(store_db(s), "ROLLBACK", NULL, NULL, NULL);
+			sqlite3_exec(sqldb_handle(s), "ROLLBACK", NULL, NULL, NULL);
 			return rc;
 		}
-		if (store_exec(s, "COMMIT", drain ? "cannot commit the drained spool" : "cannot end a read") != 0)
+		if (sqldb_exec(s, "COMMIT", drain ? "cannot commit the drained spool" : "cannot end a read") != 0)
 			return -2;
 		cs->flows += nflows;
 		after = last_flow;
@@ -184,7 +182,7 @@ int spool_copy(store *s, bool drain, uint64_t max_flows, db_batch_fn fn, void *a
 	}
 }
 
-int spool_pending(store *s, int64_t *flows)
+int spool_pending(sqldb *s, int64_t *flows)
 {
-	return store_int(s, "SELECT count(*) FROM flows", flows);
+	return sqldb_int(s, "SELECT count(*) FROM flows", flows);
 }

@@ -77,7 +77,9 @@ static int drain(pgsink *p, uint64_t max, bool now)
 	if (!connected(p, now))
 		return 0;
 	struct spool_stats cs = { 0 };
-	int rc = spool_copy(p->spool, true, max, pg_send_batch, p->db, &cs);
+	/* the rows the spool's sink has pending are committed first: the drain reads them */
+	int rc = store_commit(p->spool) != 0 ? -2
+	         : spool_copy(store_db(p->spool), true, max, pg_send_batch, p->db, &cs);
 	p->st.delivered += cs.flows;
 	if (p->outage)
 		p->st.drained += cs.flows;
@@ -92,7 +94,7 @@ static int drain(pgsink *p, uint64_t max, bool now)
 		return 0;
 	}
 	int64_t pending = 0;
-	if (p->outage && spool_pending(p->spool, &pending) == 0 && pending == 0)
+	if (p->outage && spool_pending(store_db(p->spool), &pending) == 0 && pending == 0)
 		p->outage = false; /* caught up: from here rows go straight through */
 	return 0;
 }
@@ -125,7 +127,7 @@ pgsink *pgsink_open(const struct pgsink_opts *o, char *err, size_t errlen)
 	}
 	p->spool_sink = store_sink(p->spool);
 	int64_t pending = 0;
-	spool_pending(p->spool, &pending);
+	spool_pending(store_db(p->spool), &pending);
 	p->st.backlog = (uint64_t)pending; /* left by an earlier run: drained with this one */
 	p->outage = pending > 0;
 	if (!p->db)
@@ -279,7 +281,7 @@ static int ps_end(void *self, const struct run_info *run)
 	if (drain(p, 0, true) != 0) /* one more try now, whatever the backoff says */
 		return -1;
 	int64_t pending = 0;
-	spool_pending(p->spool, &pending);
+	spool_pending(store_db(p->spool), &pending);
 	p->st.remaining = (uint64_t)pending;
 	p->st.spooled = p->st.drained + p->st.remaining;
 	return 0;
