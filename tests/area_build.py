@@ -88,3 +88,16 @@ def t_libpq_on_demand(binary, tmp):
     err = [l for l in r.stderr.splitlines() if l.strip()]
     eq(len(err), 1, "error lines: %r" % err)
     assert err[0].startswith("iwscope: cannot load the PostgreSQL client library: "), err
+
+
+@test("structure-layers-functions-files")
+def t_structure(binary, tmp):
+    """tools/structure.py (issue 32): no include goes up a layer (analysis < input < db < sinks
+    < cmd), no function in src/ is over 120 lines, no file over 800. The message lists each
+    offender."""
+    r = subprocess.run(["python3", os.path.join(ROOT, "tools", "structure.py")],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    over = [l for l in r.stdout.splitlines() if l.startswith("over:")]
+    if r.returncode != 0:
+        raise AssertionError("structure.py exit %d:\n%s" % (r.returncode, "\n".join(over) or r.stdout))
+    eq(over, [], "offenders")
