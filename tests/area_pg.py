@@ -33,11 +33,6 @@ def t_pg_schema(binary, tmp):
                "WHERE constraint_type = 'FOREIGN KEY'")[0]["n"], 0, "foreign keys")
 
 
-NEW_IN_3 = ["c_iw_end", "s_iw_end", "c_iw_next", "s_iw_next", "c_iw_pause_us", "s_iw_pause_us"]
-NEW_IN_4 = ["c_acked_unseen", "s_acked_unseen"]             # flows
-NEW_RUNS_IN_4 = ["one_direction", "syn_opts_cut", "acked_unseen"]
-
-
 @test("pg-schema-2-upgraded-in-place", ("release", "asan"))
 def t_pg_upgrade(binary, tmp):
     """A version-2 PostgreSQL database (a fresh one taken back: the new columns dropped, the
