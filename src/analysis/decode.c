@@ -240,8 +240,8 @@ uint8_t decode_tcp_options(const uint8_t *opt, size_t len, bool cut, struct tcp_
 {
 	uint8_t quirks = 0;
 	size_t i = 0;
-	/* the scalars only: clearing the arrays too (92 bytes, a rep stos) was 40% of
-	 * decode_transport's samples, 4% of the reading thread's on headers-only */
+	/* the scalars only: the arrays after them (SACK blocks and the layout, 72 bytes) are valid up
+	 * to nsack and layout_len (pkt.h), and clearing them for every segment is work nobody reads */
 	memset(o, 0, offsetof(struct tcp_opts, sack_left));
 	/* NOP, NOP, timestamps: what almost every segment after the SYNs carries (RFC 7323
 	 * appendix A), taken in one step with what the loop below would make of it */
