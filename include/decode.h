@@ -4,7 +4,18 @@
 
 #include "pkt.h"
 
-/* Returns true when iwscope can decode the libpcap link type (DLT_*). */
+struct decode_cursor; /* a position in one frame's captured bytes (decode.c's own) */
+
+/* The link types iwscope decodes, one entry each in decode.c (adding one is a line there); the
+ * last entry has a NULL name. */
+struct decode_link_type {
+	int dlt;          /* libpcap's DLT_* value */
+	const char *name; /* libpcap's name, without DLT_ */
+	enum decode_result (*decode)(struct decode_cursor *c, struct pkt *out); /* the link layer on */
+};
+extern const struct decode_link_type decode_link_types[];
+
+/* Returns true when iwscope can decode the libpcap link type (DLT_*): it is in decode_link_types. */
 bool decode_link_supported(int dlt);
 
 /* Decodes one captured frame of link type dlt; caplen bytes at data are valid. On DECODE_OK

@@ -8,6 +8,9 @@
 #include "names.h"
 #include "pkt.h"
 
+/* option kinds kept from a SYN or SYN-ACK for its layout: handshake.c keeps the first 16 and
+ * drops the rest without a mark or a counter (40 option bytes hold up to 40 options, e.g.
+ * NOPs; the record's olayout says so too) */
 #define SYN_LAYOUT_MAX 16
 
 /* What one side advertised in its SYN (client) or SYN-ACK (server). */
@@ -175,7 +178,8 @@ struct flow {
 	uint64_t key;              /* serial number within the run: the row's flow_key */
 	uint16_t dpi_sent;         /* payload packets handed to the DPI stage */
 	bool written;              /* its row was written early (verdicts final before its end) */
-	bool dpi_here;             /* with a stage: nDPI runs on the reading thread (engine.c) */
+	bool dpi_here;             /* with a stage: nDPI runs on the reading thread (set by
+	                            * stage_begin_flow, read only in stage.c) */
 };
 
 typedef struct flow_table flow_table;

@@ -1,4 +1,6 @@
-/* struct pkt: one decoded TCP segment, host byte order. Nothing after decode_* reads raw bytes. */
+/* struct pkt: one decoded TCP segment, host byte order. Nothing after decode_* reads the headers'
+ * raw bytes; two readers take borrowed bytes on: names.c reads the payload (Host, SNI) with
+ * bytes.h's bounded readers, and dpi.c hands nDPI the IP packet (ip_hdr, ip_cap). */
 #ifndef IWSCOPE_PKT_H
 #define IWSCOPE_PKT_H
 

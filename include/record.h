@@ -7,7 +7,11 @@
 
 #define NULL64 INT64_MIN /* "unknown": written as SQL NULL, never as 0 */
 
-#define OLAYOUT_MAX 128      /* a p0f option layout: at most 40 options */
+/* a p0f option layout of the SYN's first SYN_LAYOUT_MAX (16) options (flow.h): options past
+ * the 16th are cut silently, olayout still counts as known and no counter records it (the runs'
+ * syn_opts_cut counts SYNs whose options the snaplen cut, not these); an option whose text would
+ * not fit in the 128 bytes ends the layout there (classify_olayout) */
+#define OLAYOUT_MAX 128
 #define IW_CLASS_MAX 16      /* ">=IW4294967295" */
 #define APP_PROTO_MAX 64     /* nDPI's "master.app" name */
 #define APP_CATEGORY_MAX 48  /* nDPI's category names (the longest is 33) */

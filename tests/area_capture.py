@@ -69,11 +69,6 @@ def flows_alike(rs):
     return comparable(rs, also=("flow_key",))
 
 
-def flows_of(transfers):
-    """The connections tools/tcpapp.py makes for transfers ("GET:N:par=K" makes K)."""
-    return sum(int(t.split("par=")[1]) if "par=" in t else 1 for t in transfers)
-
-
 def check_live_vs_offline(live, off, run_row, err, want):
     eq(len(live), want, "live rows")
     eq(run_row["pcap_dropped"], 0, "packets dropped by the capture")

@@ -33,11 +33,6 @@ def t_pg_schema(binary, tmp):
                "WHERE constraint_type = 'FOREIGN KEY'")[0]["n"], 0, "foreign keys")
 
 
-NEW_IN_3 = ["c_iw_end", "s_iw_end", "c_iw_next", "s_iw_next", "c_iw_pause_us", "s_iw_pause_us"]
-NEW_IN_4 = ["c_acked_unseen", "s_acked_unseen"]             # flows
-NEW_RUNS_IN_4 = ["one_direction", "syn_opts_cut", "acked_unseen"]
-
-
 @test("pg-schema-2-upgraded-in-place", ("release", "asan"))
 def t_pg_upgrade(binary, tmp):
     """A version-2 PostgreSQL database (a fresh one taken back: the new columns dropped, the
@@ -204,12 +199,18 @@ def t_pg_report(binary, tmp):
     all_db = os.path.join(tmp, "all.db")
     run(["merge"] + dbs + ["-o", all_db], binary, 0)
     run(["merge"] + dbs + ["-o", uri], binary, 0)
+    reports = {}
     for by in ([], ["--by", "server"], ["--by", "app"], ["--by", "rwnd"], ["--by", "standard"]):
         for fmt in ("table", "json"):
             _, a, _ = run(["report", all_db, "--format", fmt] + by, binary, 0)
             _, b, _ = run(["report", uri, "--format", fmt] + by, binary, 0)
             eq(b, a, "report %s %s" % (fmt, " ".join(by)))
-    assert "p0" in a or True
+            reports[(fmt,) + tuple(by)] = json.loads(a) if fmt == "json" else a
+    # equal, and about both captures: not two empty reports
+    eq(sorted((r["probe"], r["flows"]) for r in reports[("json",)]["runs"]), [("p0", 10), ("p1", 5)],
+       "the runs reported")
+    eq(sorted(r["iw_class"] for r in reports[("json", "--by", "standard")]["iw_by_standard"]),
+       ["IW10", "IW16", "IW3"], "the servers' windows by standard")
     _, summary, _ = run(["report", uri], binary, 0)
     assert "p0" in summary and "p1" in summary and "IW16" in summary, summary
     for target, d in ((all_db, "s"), (uri, "p")):

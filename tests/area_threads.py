@@ -2,8 +2,6 @@
 # thread, the default thread count, ThreadSanitizer.
 # Run by tests/run.py with tests/helpers.py's names (see run.py).
 
-
-TSAN_BIN = os.path.join(ROOT, "build-tsan", "iwscope")
 # dpi_peak_states is left out: with two threads it adds the peaks of two nDPI contexts
 RUN_COUNTERS = "SELECT packets, bytes, tcp_packets, decode_errors, flows, evicted FROM runs"
 

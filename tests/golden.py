@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Golden captures: tests/golden/TESTLIST names captures and the rows iwscope must give for each
-(tests/golden/*.tsv). The golden-manifest test (tests/area_golden.py) checks every line; this
-file also (re)writes an expected file and the committed hostile captures.
+(tests/golden/*.tsv). tests/area_golden.py makes each line a test, golden:NAME (golden-manifest
+checks the list itself); this file also (re)writes an expected file and the committed hostile captures.
 
     python3 tests/golden.py --update NAME...     write tests/golden/NAME.tsv from build/iwscope
     python3 tests/golden.py --update all         every line (look at `git diff` before committing)

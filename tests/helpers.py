@@ -30,6 +30,7 @@ import conditions  # noqa: E402
 
 REL = os.path.join(ROOT, "build", "iwscope")
 DBG = os.path.join(ROOT, "build-debug", "iwscope")
+TSAN_BIN = os.path.join(ROOT, "build-tsan", "iwscope")  # make tsan; tests skip without it
 PCAPS = os.path.join(ROOT, "tests", "pcaps")
 SHARED = os.path.normpath(os.path.join(ROOT, "..", "shared", "captures"))
 BINARIES = {"release": REL, "asan": DBG}
@@ -37,6 +38,13 @@ ENV = dict(os.environ, ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:exitcode=86
            UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:exitcode=87")
 
 TESTS = []
+SELECTED = []  # the names of the tests this run runs, in order (tests/run.py sets it)
+
+# The columns each schema version added, last in their tables (the upgrade tests of SQLite and
+# PostgreSQL take a database back by dropping them).
+NEW_IN_3 = ["c_iw_end", "s_iw_end", "c_iw_next", "s_iw_next", "c_iw_pause_us", "s_iw_pause_us"]
+NEW_IN_4 = ["c_acked_unseen", "s_acked_unseen"]             # flows
+NEW_RUNS_IN_4 = ["one_direction", "syn_opts_cut", "acked_unseen"]
 
 
 class Skip(Exception):
@@ -214,6 +222,11 @@ def first_payload(pcap, port):
 
 
 # Root, network namespaces, waiting for rows
+
+def flows_of(transfers):
+    """The connections tools/tcpapp.py makes for transfers ("GET:N:par=K" makes K)."""
+    return sum(int(t.split("par=")[1]) if "par=" in t else 1 for t in transfers)
+
 
 def need_root():
     if os.geteuid() != 0:

@@ -2,12 +2,15 @@
 """iwscope test suite: runs every test against the release build and (where marked) the
 ASan+UBSan build, prints PASS / FAIL / SKIP per test and ends with `N passed, N failed`.
 
-    python3 tests/run.py [-k SUBSTRING] [-v] [--list]
+    python3 tests/run.py [-k SUBSTRING]... [-v] [--list]
+
+-k selects the tests whose name holds SUBSTRING; given more than once, those that hold any.
 
 The tests are in tests/area_*.py, one file per area, run in the order of the file names. Each
 registers its tests with @test and uses tests/helpers.py's names (run, rows, analyse, eq, Skip,
-tmux, chromium, pg_database, ...) without importing them: the files are run in one namespace
-that starts as helpers.py's, so a name one area file defines is seen by the others' tests too.
+tmux, chromium, pg_database, ...) without importing them: each file is run in a namespace of its
+own that starts as a copy of helpers.py's, so a name one area file defines is its own; what two
+areas share lives in helpers.py.
 """
 import glob
 import os
@@ -22,14 +25,14 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import helpers  # noqa: E402
 
-AREAS = dict(vars(helpers), __name__="areas")
 
 
 def load_areas():
-    """Runs every tests/area_*.py in AREAS; returns helpers.TESTS, (name, fn, binary) in order."""
+    """Runs every tests/area_*.py, each in a fresh namespace seeded with helpers.py's names;
+    returns helpers.TESTS, (name, fn, binary) in order."""
     for path in sorted(glob.glob(os.path.join(HERE, "area_*.py"))):
-        AREAS["__file__"] = path
-        exec(compile(open(path).read(), path, "exec"), AREAS)
+        area = dict(vars(helpers), __name__=os.path.basename(path)[:-3], __file__=path)
+        exec(compile(open(path).read(), path, "exec"), area)
     return helpers.TESTS
 
 
@@ -41,8 +44,9 @@ def main():
     signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGQUIT, lambda *_: sys.exit(131))
     args = sys.argv[1:]
-    pat = args[args.index("-k") + 1] if "-k" in args else None
-    tests = [t for t in load_areas() if not pat or pat in t[0]]
+    pats = [args[i + 1] for i, a in enumerate(args[:-1]) if a == "-k"]
+    tests = [t for t in load_areas() if not pats or any(p in t[0] for p in pats)]
+    helpers.SELECTED[:] = [name for name, _, _ in tests]
     if "--list" in args:
         for name, _, _ in tests:
             print(name)

@@ -71,17 +71,17 @@ static void test_columns(void)
 	for (unsigned i = 0; i < record_ncolumns; i++) {
 		int64_t v;
 		const char *t;
-		CHECK(record_value(&r, i, &v, &t) == record_columns[i].type);
+		CHECK_EQ_INT(record_value(&r, i, &v, &t), record_columns[i].type);
 	}
 }
 
 static void test_classify(void)
 {
-	CHECK(classify_ittl(1) == 32);
-	CHECK(classify_ittl(57) == 64);
-	CHECK(classify_ittl(64) == 64);
-	CHECK(classify_ittl(65) == 128);
-	CHECK(classify_ittl(240) == 255);
+	CHECK_EQ_INT(classify_ittl(1), 32);
+	CHECK_EQ_INT(classify_ittl(57), 64);
+	CHECK_EQ_INT(classify_ittl(64), 64);
+	CHECK_EQ_INT(classify_ittl(65), 128);
+	CHECK_EQ_INT(classify_ittl(240), 255);
 	CHECK(!strcmp(classify_rwnd(5840, 1460), "6KB"));
 	CHECK(!strcmp(classify_rwnd(5792, 1460), "6KB"));
 	CHECK(!strcmp(classify_rwnd(14600, 1460), "10MSS"));
@@ -102,12 +102,12 @@ static void test_classify(void)
 	CHECK(!strcmp(classify_rwnd(5520, 1380), "6KB")); /* 4 x the clamped MSS as well */
 	CHECK(!strcmp(classify_rwnd(5841, 1380), "other"));
 	/* RFC 3390: 3 segments at 1460, 4 at <= 1095; RFC 6928: 10 */
-	CHECK(classify_iw_rfc3390(1460) == 3);
-	CHECK(classify_iw_rfc3390(1448) == 3);
-	CHECK(classify_iw_rfc3390(1095) == 4);
-	CHECK(classify_iw_rfc3390(524) == 4);
-	CHECK(classify_iw_rfc6928(1448) == 10);
-	CHECK(classify_iw_rfc6928(8960) == 2);
+	CHECK_EQ_INT(classify_iw_rfc3390(1460), 3);
+	CHECK_EQ_INT(classify_iw_rfc3390(1448), 3);
+	CHECK_EQ_INT(classify_iw_rfc3390(1095), 4);
+	CHECK_EQ_INT(classify_iw_rfc3390(524), 4);
+	CHECK_EQ_INT(classify_iw_rfc6928(1448), 10);
+	CHECK_EQ_INT(classify_iw_rfc6928(8960), 2);
 	CHECK(!strcmp(classify_iw_std(10, 14480, 1448), "rfc6928"));
 	CHECK(!strcmp(classify_iw_std(10, 14600, 1460), "rfc6928"));
 	CHECK(!strcmp(classify_iw_std(3, 4344, 1448), "rfc3390"));
@@ -132,9 +132,11 @@ static void test_options(void)
 	struct tcp_opts o;
 	/* Linux SYN: mss 1460, sackOK, TS, nop, wscale 7 */
 	const uint8_t lin[] = { 2, 4, 5, 180, 4, 2, 8, 10, 0, 0, 0, 1, 0, 0, 0, 0, 1, 3, 3, 7 };
-	CHECK(decode_tcp_options(lin, sizeof(lin), false, &o) == 0);
-	CHECK(o.mss == 1460 && o.wscale == 7 && o.tsval == 1);
-	CHECK(o.present == (OPT_MSS | OPT_SACKOK | OPT_TS | OPT_WS));
+	CHECK_EQ_INT(decode_tcp_options(lin, sizeof(lin), false, &o), 0);
+	CHECK_EQ_INT(o.mss, 1460);
+	CHECK_EQ_INT(o.wscale, 7);
+	CHECK_EQ_INT(o.tsval, 1);
+	CHECK_EQ_INT(o.present, (OPT_MSS | OPT_SACKOK | OPT_TS | OPT_WS));
 	struct syn_info si;
 	char buf_layout[64];
 	memset(&si, 0, sizeof(si));
@@ -162,35 +164,43 @@ static void test_options(void)
 	CHECK(decode_tcp_options(zero, sizeof(zero), false, &o) & Q_OPT_BAD);
 	/* length past the end, options complete: bad, not cut */
 	const uint8_t past[] = { 8, 10, 0, 0 };
-	CHECK(decode_tcp_options(past, sizeof(past), false, &o) == Q_OPT_BAD);
+	CHECK_EQ_INT(decode_tcp_options(past, sizeof(past), false, &o), Q_OPT_BAD);
 	/* EOL followed by non-zero bytes */
 	const uint8_t eol[] = { 2, 4, 5, 180, 0, 0, 1, 0 };
 	CHECK(decode_tcp_options(eol, sizeof(eol), false, &o) & Q_OPT_TAIL);
-	CHECK(o.eol_pad == 3);
+	CHECK_EQ_INT(o.eol_pad, 3);
 	/* MSS with the wrong length is not taken */
 	const uint8_t badmss[] = { 2, 3, 5, 1, 1, 1 };
 	CHECK((decode_tcp_options(badmss, sizeof(badmss), false, &o) & Q_OPT_BAD) && !(o.present & OPT_MSS));
 	/* SACK blocks */
 	const uint8_t sack[] = { 1, 1, 5, 10, 0, 0, 0, 10, 0, 0, 0, 20 };
 	decode_tcp_options(sack, sizeof(sack), false, &o);
-	CHECK(o.nsack == 1 && o.sack_left[0] == 10 && o.sack_right[0] == 20);
+	CHECK_EQ_INT(o.nsack, 1);
+	CHECK_EQ_INT(o.sack_left[0], 10);
+	CHECK_EQ_INT(o.sack_right[0], 20);
 	/* NOP, NOP, TS (the one-step path) gives what the general loop gives for the same
 	 * options in another order, layout aside */
 	const uint8_t nnts[] = { 1, 1, 8, 10, 0, 0, 1, 2, 0, 0, 3, 4 };
 	const uint8_t tsnn[] = { 8, 10, 0, 0, 1, 2, 0, 0, 3, 4, 1, 1 };
 	struct tcp_opts fast, slow;
 	memset(&slow, 0xff, sizeof(slow));
-	CHECK(decode_tcp_options(nnts, sizeof(nnts), false, &fast) == 0);
-	CHECK(decode_tcp_options(tsnn, sizeof(tsnn), false, &slow) == 0);
-	CHECK(fast.present == OPT_TS && fast.tsval == 258 && fast.tsecr == 772);
-	CHECK(fast.layout_len == 3 && fast.layout[0] == 1 && fast.layout[1] == 1 && fast.layout[2] == 8);
+	CHECK_EQ_INT(decode_tcp_options(nnts, sizeof(nnts), false, &fast), 0);
+	CHECK_EQ_INT(decode_tcp_options(tsnn, sizeof(tsnn), false, &slow), 0);
+	CHECK_EQ_INT(fast.present, OPT_TS);
+	CHECK_EQ_INT(fast.tsval, 258);
+	CHECK_EQ_INT(fast.tsecr, 772);
+	CHECK_EQ_INT(fast.layout_len, 3);
+	CHECK_EQ_INT(fast.layout[0], 1);
+	CHECK_EQ_INT(fast.layout[1], 1);
+	CHECK_EQ_INT(fast.layout[2], 8);
 	slow.layout[0] = slow.layout[1] = 1, slow.layout[2] = 8;
 	/* the scalars, then the layout up to its length: the arrays are valid that far only */
 	CHECK(memcmp(&fast, &slow, offsetof(struct tcp_opts, sack_left)) == 0);
 	CHECK(memcmp(fast.layout, slow.layout, fast.layout_len) == 0);
 	/* cut by the snaplen right after them: still cut */
-	CHECK(decode_tcp_options(nnts, sizeof(nnts), true, &fast) == Q_OPT_CUT);
-	CHECK(fast.present == OPT_TS && fast.tsval == 258);
+	CHECK_EQ_INT(decode_tcp_options(nnts, sizeof(nnts), true, &fast), Q_OPT_CUT);
+	CHECK_EQ_INT(fast.present, OPT_TS);
+	CHECK_EQ_INT(fast.tsval, 258);
 }
 
 /* An Ethernet + IPv4 + TCP frame with total length tot (payload from the IP header). */
@@ -220,26 +230,29 @@ static void test_decode(void)
 	struct pkt p;
 	size_t n = frame(f, 1500, 0, 5);
 	/* snaplen cut: 54 bytes captured of a 1500-byte IP packet: payload 1460 from the header */
-	CHECK(decode_packet(1, f, (uint32_t)n, 0, &p) == DECODE_OK);
+	CHECK_EQ_INT(decode_packet(1, f, (uint32_t)n, 0, &p), DECODE_OK);
 	CHECK(p.payload_len == 1460 && p.payload_cap == 0 && (p.quirks & Q_TRUNC));
-	CHECK(p.sport == 40000 && p.dport == 80 && p.ttl == 64 && p.ip_ver == 4);
+	CHECK_EQ_INT(p.sport, 40000);
+	CHECK_EQ_INT(p.dport, 80);
+	CHECK_EQ_INT(p.ttl, 64);
+	CHECK_EQ_INT(p.ip_ver, 4);
 	frame(f, 1500, 0x2000, 5); /* MF */
-	CHECK(decode_packet(1, f, (uint32_t)n, 0, &p) == DECODE_FRAGMENT);
+	CHECK_EQ_INT(decode_packet(1, f, (uint32_t)n, 0, &p), DECODE_FRAGMENT);
 	frame(f, 1500, 0x0010, 5); /* offset */
-	CHECK(decode_packet(1, f, (uint32_t)n, 0, &p) == DECODE_FRAGMENT);
+	CHECK_EQ_INT(decode_packet(1, f, (uint32_t)n, 0, &p), DECODE_FRAGMENT);
 	frame(f, 40, 0, 15); /* data offset 60 > segment 20 */
-	CHECK(decode_packet(1, f, (uint32_t)n, 0, &p) == DECODE_BAD_TCP);
+	CHECK_EQ_INT(decode_packet(1, f, (uint32_t)n, 0, &p), DECODE_BAD_TCP);
 	frame(f, 10, 0, 5); /* total length below the header */
-	CHECK(decode_packet(1, f, (uint32_t)n, 0, &p) == DECODE_BAD_IP);
+	CHECK_EQ_INT(decode_packet(1, f, (uint32_t)n, 0, &p), DECODE_BAD_IP);
 	frame(f, 40, 0, 5);
-	CHECK(decode_packet(1, f, 14 + 30, 0, &p) == DECODE_TRUNC_TCP);
-	CHECK(decode_packet(1, f, 14 + 10, 0, &p) == DECODE_TRUNC_IP);
-	CHECK(decode_packet(1, f, 10, 0, &p) == DECODE_TRUNC_LINK);
-	CHECK(decode_packet(1, f, 0, 0, &p) == DECODE_TRUNC_LINK);
-	CHECK(decode_packet(147, f, (uint32_t)n, 0, &p) == DECODE_UNSUP_ENCAP);
+	CHECK_EQ_INT(decode_packet(1, f, 14 + 30, 0, &p), DECODE_TRUNC_TCP);
+	CHECK_EQ_INT(decode_packet(1, f, 14 + 10, 0, &p), DECODE_TRUNC_IP);
+	CHECK_EQ_INT(decode_packet(1, f, 10, 0, &p), DECODE_TRUNC_LINK);
+	CHECK_EQ_INT(decode_packet(1, f, 0, 0, &p), DECODE_TRUNC_LINK);
+	CHECK_EQ_INT(decode_packet(147, f, (uint32_t)n, 0, &p), DECODE_UNSUP_ENCAP);
 	CHECK(!decode_link_supported(105) && decode_link_supported(276) && decode_link_supported(113));
 	f[12] = 0x08; f[13] = 0x06; /* ARP */
-	CHECK(decode_packet(1, f, (uint32_t)n, 0, &p) == DECODE_NOT_IP);
+	CHECK_EQ_INT(decode_packet(1, f, (uint32_t)n, 0, &p), DECODE_NOT_IP);
 }
 
 static void test_flow_table(void)
@@ -258,7 +271,7 @@ static void test_flow_table(void)
 		if (f)
 			f->last_us = i;
 	}
-	CHECK(flow_count(t) == 16);
+	CHECK_EQ_INT(flow_count(t), 16);
 	p.sport = 2000;
 	CHECK(flow_insert(t, &p, true) == NULL); /* at the cap */
 	/* lookup from the server side finds the flow in direction 1 */
@@ -267,7 +280,7 @@ static void test_flow_table(void)
 	struct flow *f = flow_lookup(t, &r, &dir);
 	CHECK(f && dir == 1 && f->c_port == 1005);
 	flow_remove(t, f);
-	CHECK(flow_count(t) == 15);
+	CHECK_EQ_INT(flow_count(t), 15);
 	CHECK(flow_lookup(t, &r, &dir) == NULL);
 	p.sport = 2000;
 	CHECK(flow_insert(t, &p, true) != NULL); /* the freed slot is reused */
@@ -295,7 +308,7 @@ static void test_flow_table_grows(void)
 		if (!flow_insert(t, &p, true))
 			CHECK(0);
 	}
-	CHECK(flow_count(t) == n);
+	CHECK_EQ_INT(flow_count(t), n);
 	unsigned found = 0, removed = 0;
 	for (unsigned i = 0; i < n; i++) {
 		r.ip_ver = i % 5 ? 4 : 6;
@@ -314,8 +327,8 @@ static void test_flow_table_grows(void)
 			removed++;
 		}
 	}
-	CHECK(found == n);
-	CHECK(flow_count(t) == n - removed);
+	CHECK_EQ_INT(found, n);
+	CHECK_EQ_INT(flow_count(t), n - removed);
 	unsigned still = 0, gone = 0;
 	for (unsigned i = 0; i < n; i++) {
 		p.ip_ver = i % 5 ? 4 : 6;
@@ -328,7 +341,8 @@ static void test_flow_table_grows(void)
 		else
 			still += f != NULL && dir == 0;
 	}
-	CHECK(still == n - removed && gone == removed);
+	CHECK_EQ_INT(still, n - removed);
+	CHECK_EQ_INT(gone, removed);
 	flow_table_free(t);
 }
 

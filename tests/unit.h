@@ -1,4 +1,5 @@
-/* The unit tests' one check macro: prints the failed condition with its line, counts both. */
+/* The unit tests' checks: CHECK prints the failed condition with its line; CHECK_EQ_INT and its
+ * kin print the two values compared as well. Both count checks and failures. */
 #ifndef IWSCOPE_UNIT_H
 #define IWSCOPE_UNIT_H
 
@@ -14,6 +15,24 @@ extern int unit_checks, unit_failures;
 			printf("FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);              \
 		}                                                                        \
 	} while (0)
+
+/* A comparison of two integers (any width or signedness up to 64 bits, enums too) that prints
+ * both values when it fails: CHECK_EQ_INT(v.segs, 10) says "got 9, want 10". Each side is
+ * evaluated once. */
+#define CHECK_OP_INT(a, op, b)                                                   \
+	do {                                                                         \
+		long long a_ = (long long)(a), b_ = (long long)(b);                      \
+		unit_checks++;                                                           \
+		if (!(a_ op b_)) {                                                       \
+			unit_failures++;                                                     \
+			printf("FAIL %s:%d: %s %s %s: got %lld, want %s %lld\n", __FILE__,  \
+			       __LINE__, #a, #op, #b, a_, #op, b_);                          \
+		}                                                                        \
+	} while (0)
+#define CHECK_EQ_INT(a, b) CHECK_OP_INT(a, ==, b)
+#define CHECK_NE_INT(a, b) CHECK_OP_INT(a, !=, b)
+#define CHECK_GT_INT(a, b) CHECK_OP_INT(a, >, b)
+#define CHECK_LE_INT(a, b) CHECK_OP_INT(a, <=, b)
 
 void test_flight(void); /* tests/unit_flight.c: handshake and first-flight trackers */
 void test_handshake(void); /* tests/unit_handshake.c: the handshake tracker */

@@ -157,15 +157,16 @@ static void server_only(struct conn *c, bool ts)
 	feed(c, &p, 1);
 }
 
-/* The server's verdict, checked in one line: limit, segment count and evidence. */
+/* The server's verdict, checked in one line: limit, segment count and evidence (each compared
+ * with its value printed; the whole verdict printed once when any differs). */
 #define VERDICT(c, sender, lim, n, why_end, why_next)                                           \
 	do {                                                                                         \
 		struct ff_verdict v_;                                                                    \
 		flight_verdict(&(c).f, sender, &v_);                                                     \
-		CHECK(v_.limit == (lim));                                                                \
-		CHECK(v_.segs == (uint32_t)(n));                                                         \
-		CHECK(v_.end == (why_end));                                                              \
-		CHECK(v_.next == (why_next));                                                            \
+		CHECK_EQ_INT(v_.limit, (lim));                                                           \
+		CHECK_EQ_INT(v_.segs, (uint32_t)(n));                                                    \
+		CHECK_EQ_INT(v_.end, (why_end));                                                         \
+		CHECK_EQ_INT(v_.next, (why_next));                                                       \
 		if (v_.limit != (lim) || v_.segs != (uint32_t)(n) || v_.end != (why_end) ||             \
 		    v_.next != (why_next))                                                               \
 			printf("     got limit %d segs %u end %d next %d pause %lld\n", v_.limit, v_.segs, \
@@ -432,7 +433,7 @@ static void loss_retransmission(void)
 	data(&c, 1, 300 * MS, 1448, 0);
 	struct ff_verdict v;
 	flight_verdict(&c.f, 1, &v);
-	CHECK(v.limit == LIMIT_LOSS);
+	CHECK_EQ_INT(v.limit, LIMIT_LOSS);
 }
 
 /* Super-packets (TSO/GRO): a 3-segment packet counts 3 and ends on a full segment. */
@@ -477,13 +478,13 @@ static void tfo(void)
 	ack(&c, 0, 30 * MS); /* the handshake's ACK, and A1 of the server's data */
 	for (int i = 0; i < 20; i++)
 		data(&c, 1, 30 * MS + 200 + (uint64_t)i * 20, 1448, 0);
-	CHECK(handshake_kind(&c.f) == HS_COMPLETE);
-	CHECK(flight_rtt(&c.f) > 0);
+	CHECK_EQ_INT(handshake_kind(&c.f), HS_COMPLETE);
+	CHECK_GT_INT(flight_rtt(&c.f), 0);
 	VERDICT(c, 0, LIMIT_APP, 1, FF_END_NONE, FF_NEXT_NONE);
 	VERDICT(c, 1, LIMIT_CWND, 10, FF_END_TSECR, FF_NEXT_ACK);
 	struct ff_verdict v;
 	flight_verdict(&c.f, 0, &v);
-	CHECK(v.bytes == 120);
+	CHECK_EQ_INT(v.bytes, 120);
 }
 
 /* The handshake tracker: retransmitted SYNs are counted, a new ISN on the tuple is reuse. */
@@ -491,9 +492,9 @@ static void handshake_cases(void)
 {
 	struct conn c;
 	handshake(&c, true, 30 * MS, 100);
-	CHECK(handshake_kind(&c.f) == HS_COMPLETE);
-	CHECK(flight_rtt_leg(&c.f, 1) == (int64_t)(30 * MS));
-	CHECK(flight_rtt_leg(&c.f, 0) == 100);
+	CHECK_EQ_INT(handshake_kind(&c.f), HS_COMPLETE);
+	CHECK_EQ_INT(flight_rtt_leg(&c.f, 1), (int64_t)(30 * MS));
+	CHECK_EQ_INT(flight_rtt_leg(&c.f, 0), 100);
 	struct pkt p = base(&c, 0, 1000 * MS, TH_SYN);
 	p.seq = 1000; /* the first SYN's ISN: a retransmission */
 	CHECK(!handshake_is_reuse(&c.f, &p, 0));
@@ -503,12 +504,12 @@ static void handshake_cases(void)
 	p = base(&c, 0, 0, TH_SYN);
 	p.seq = 5;
 	feed(&c, &p, 0);
-	CHECK(handshake_kind(&c.f) == HS_SYN_ONLY);
+	CHECK_EQ_INT(handshake_kind(&c.f), HS_SYN_ONLY);
 	feed(&c, &p, 0);
-	CHECK(c.f.c.syn.retx == 1);
+	CHECK_EQ_INT(c.f.c.syn.retx, 1);
 	p = base(&c, 1, 10, TH_RST | TH_ACK);
 	feed(&c, &p, 1);
-	CHECK(handshake_kind(&c.f) == HS_REFUSED);
+	CHECK_EQ_INT(handshake_kind(&c.f), HS_REFUSED);
 }
 
 /* The verdict's other fields: bytes, the segment size it counted with, the membership rule and
@@ -526,14 +527,18 @@ static void verdict_fields(void)
 	ack(&c, 0, 62 * MS);
 	data(&c, 1, 91 * MS, 1448, 0);
 	flight_verdict(&c.f, 1, &v);
-	CHECK(v.limit == LIMIT_CWND && v.segs == 10);
-	CHECK(v.bytes == 14480);
-	CHECK(v.smss == 1448);
-	CHECK(v.rule == RULE_TSECR);
-	CHECK(v.pause_us == 91 * MS - (61 * MS + 900));
+	CHECK_EQ_INT(v.limit, LIMIT_CWND);
+	CHECK_EQ_INT(v.segs, 10);
+	CHECK_EQ_INT(v.bytes, 14480);
+	CHECK_EQ_INT(v.smss, 1448);
+	CHECK_EQ_INT(v.rule, RULE_TSECR);
+	CHECK_EQ_INT(v.pause_us, 91 * MS - (61 * MS + 900));
 	/* the client's request: one segment of 100 bytes, its own smss 1448, nothing after it */
 	flight_verdict(&c.f, 0, &v);
-	CHECK(v.bytes == 100 && v.segs == 1 && v.smss == 1448 && v.pause_us == -1);
+	CHECK_EQ_INT(v.bytes, 100);
+	CHECK_EQ_INT(v.segs, 1);
+	CHECK_EQ_INT(v.smss, 1448);
+	CHECK_EQ_INT(v.pause_us, -1);
 	/* by a pause: 4 segments, 60 ms of silence with no ACK, then a timer send (its TSval 60
 	 * ticks on) */
 	handshake(&c, true, 100, 30 * MS);
@@ -542,17 +547,23 @@ static void verdict_fields(void)
 		data(&c, 1, 31 * MS + (uint64_t)i * 20, 1448, 0);
 	data(&c, 1, 91 * MS, 1448, 0);
 	flight_verdict(&c.f, 1, &v);
-	CHECK(v.limit == LIMIT_CWND && v.end == FF_END_PAUSE && v.next == FF_NEXT_TIMER);
-	CHECK(v.segs == 4 && v.bytes == 4 * 1448);
-	CHECK(v.pause_us == 91 * MS - (31 * MS + 60));
+	CHECK_EQ_INT(v.limit, LIMIT_CWND);
+	CHECK_EQ_INT(v.end, FF_END_PAUSE);
+	CHECK_EQ_INT(v.next, FF_NEXT_TIMER);
+	CHECK_EQ_INT(v.segs, 4);
+	CHECK_EQ_INT(v.bytes, 4 * 1448);
+	CHECK_EQ_INT(v.pause_us, 91 * MS - (31 * MS + 60));
 	/* nothing followed yet: the flight is open, no pause, the sender stopped on its own */
 	handshake(&c, true, 30 * MS, 100);
 	data(&c, 0, 31 * MS, 100, 0);
 	for (int i = 0; i < 3; i++)
 		data(&c, 1, 61 * MS + (uint64_t)i * 100, 1448, 0);
 	flight_verdict(&c.f, 1, &v);
-	CHECK(v.limit == LIMIT_APP && v.segs == 3 && v.next == FF_NEXT_NONE && v.end == FF_END_NONE);
-	CHECK(v.pause_us == -1);
+	CHECK_EQ_INT(v.limit, LIMIT_APP);
+	CHECK_EQ_INT(v.segs, 3);
+	CHECK_EQ_INT(v.next, FF_NEXT_NONE);
+	CHECK_EQ_INT(v.end, FF_END_NONE);
+	CHECK_EQ_INT(v.pause_us, -1);
 }
 
 /* --timing: the same connection with timestamps decided by timing alone. */
@@ -572,8 +583,8 @@ static void force_timing(void)
 	VERDICT(c, 1, LIMIT_CWND, 10, FF_END_TIMING, FF_NEXT_ACK);
 	struct ff_verdict v;
 	flight_verdict(&c.f, 1, &v);
-	CHECK(v.rule == RULE_TIMING);
-	CHECK(v.smss == 1448); /* the timestamps still take their 12 bytes of every segment */
+	CHECK_EQ_INT(v.rule, RULE_TIMING);
+	CHECK_EQ_INT(v.smss, 1448); /* the timestamps still take their 12 bytes of every segment */
 }
 
 /* Segments are counted from bytes, ceil(payload / smss) per packet: 2000 bytes at an smss of
@@ -591,9 +602,9 @@ static void segments_from_bytes(void)
 	VERDICT(c, 1, LIMIT_CWND, 3, FF_END_TIMING, FF_NEXT_ACK);
 	struct ff_verdict v;
 	flight_verdict(&c.f, 1, &v);
-	CHECK(v.bytes == 3460);
-	CHECK(v.smss == 1460);
-	CHECK(v.rule == RULE_TIMING);
+	CHECK_EQ_INT(v.bytes, 3460);
+	CHECK_EQ_INT(v.smss, 1460);
+	CHECK_EQ_INT(v.rule, RULE_TIMING);
 	/* a flight ending on a short segment with the next data on an ACK: Nagle, not cwnd */
 	handshake(&c, false, 30 * MS, 100);
 	data(&c, 0, 31 * MS, 100, 0);
@@ -612,13 +623,18 @@ static void no_data_and_unknown(void)
 	data(&c, 1, 31 * MS, 41, 0); /* a server that speaks first (an SSH banner) */
 	struct ff_verdict v;
 	flight_verdict(&c.f, 0, &v);
-	CHECK(v.limit == LIMIT_NONE);
-	CHECK(v.segs == 0 && v.bytes == 0 && v.rule == RULE_NONE && v.pause_us == -1);
+	CHECK_EQ_INT(v.limit, LIMIT_NONE);
+	CHECK_EQ_INT(v.segs, 0);
+	CHECK_EQ_INT(v.bytes, 0);
+	CHECK_EQ_INT(v.rule, RULE_NONE);
+	CHECK_EQ_INT(v.pause_us, -1);
 	flight_verdict(&c.f, 1, &v);
-	CHECK(v.limit == LIMIT_APP && v.segs == 1 && v.bytes == 41);
+	CHECK_EQ_INT(v.limit, LIMIT_APP);
+	CHECK_EQ_INT(v.segs, 1);
+	CHECK_EQ_INT(v.bytes, 41);
 	c.f.roles_guessed = true;
 	flight_verdict(&c.f, 1, &v);
-	CHECK(v.limit == LIMIT_UNKNOWN);
+	CHECK_EQ_INT(v.limit, LIMIT_UNKNOWN);
 }
 
 
@@ -709,7 +725,7 @@ static void timing_under_1ms(void)
 		VERDICT(c, 1, LIMIT_AMBIGUOUS, 5, FF_END_TIMING, FF_NEXT_ACK);
 		struct ff_verdict v;
 		flight_verdict(&c.f, 1, &v);
-		CHECK(v.rule == RULE_TIMING);
+		CHECK_EQ_INT(v.rule, RULE_TIMING);
 	}
 }
 
@@ -739,8 +755,8 @@ static void one_dir_echo(void)
 	VERDICT(c, 1, LIMIT_CWND, 10, FF_END_TSECR, FF_NEXT_ACK);
 	struct ff_verdict v;
 	flight_verdict(&c.f, 1, &v);
-	CHECK(v.rule == RULE_ECHO);
-	CHECK(v.smss == 1448); /* the client's MSS is not in the capture: the flight's own size */
+	CHECK_EQ_INT(v.rule, RULE_ECHO);
+	CHECK_EQ_INT(v.smss, 1448); /* the client's MSS is not in the capture: the flight's own size */
 }
 
 /* The echo moved 1 tick (a round trip of 1.5 ms, a 1 ms clock): a clock ticking about once a
@@ -752,9 +768,10 @@ static void one_dir_echo_one_tick(void)
 	one_dir_flights(&c, true, 10, 20, 51 * MS + 500, 100051, 0);
 	struct ff_verdict v;
 	flight_verdict(&c.f, 1, &v);
-	CHECK(v.limit == LIMIT_UNKNOWN);
-	CHECK(v.rule == RULE_ECHO);
-	CHECK(v.segs == 0 && v.bytes == 0); /* no verdict carries no count (the fuzz target's invariant) */
+	CHECK_EQ_INT(v.limit, LIMIT_UNKNOWN);
+	CHECK_EQ_INT(v.rule, RULE_ECHO);
+	CHECK_EQ_INT(v.segs, 0); /* no verdict carries no count (the fuzz target's invariant) */
+	CHECK_EQ_INT(v.bytes, 0);
 }
 
 /* The ACK field moved with the echo: the client sent a new request, and the next flight may
@@ -765,9 +782,9 @@ static void one_dir_new_request(void)
 	one_dir_flights(&c, true, 10, 20, 100 * MS, 100100, 100);
 	struct ff_verdict v;
 	flight_verdict(&c.f, 1, &v);
-	CHECK(v.limit == LIMIT_UNKNOWN);
-	CHECK(v.rule == RULE_ECHO);
-	CHECK(v.next == FF_NEXT_REQUEST);
+	CHECK_EQ_INT(v.limit, LIMIT_UNKNOWN);
+	CHECK_EQ_INT(v.rule, RULE_ECHO);
+	CHECK_EQ_INT(v.next, FF_NEXT_REQUEST);
 }
 
 /* The next flight only 4 segments (under twice 10, less one): a receive window the capture
@@ -796,8 +813,8 @@ static void one_dir_no_timestamps(void)
 	one_dir_flights(&c, false, 10, 20, 100 * MS, 0, 0);
 	struct ff_verdict v;
 	flight_verdict(&c.f, 1, &v);
-	CHECK(v.limit == LIMIT_UNKNOWN);
-	CHECK(v.rule == RULE_TIMING);
+	CHECK_EQ_INT(v.limit, LIMIT_UNKNOWN);
+	CHECK_EQ_INT(v.rule, RULE_TIMING);
 }
 
 /* A hole the receiver acknowledges: next to the client, the capture missed the server's 10th
@@ -838,13 +855,15 @@ static void byte_counting(void)
 	VERDICT(c, 1, LIMIT_CWND, 3, FF_END_TSECR, FF_NEXT_ACK);
 	struct ff_verdict v;
 	flight_verdict(&c.f, 1, &v);
-	CHECK(v.bytes == 3338 && v.smss == 1448);
+	CHECK_EQ_INT(v.bytes, 3338);
+	CHECK_EQ_INT(v.smss, 1448);
 	/* without timestamps nothing shows that the ACK released the 1297 B: a lower bound that
 	 * either kind of sender had room for, ceil(3338 / 1460) */
 	small_packets(&c, false);
 	VERDICT(c, 1, LIMIT_NAGLE, 3, FF_END_TIMING, FF_NEXT_ACK);
 	flight_verdict(&c.f, 1, &v);
-	CHECK((v.limit == LIMIT_APP || v.limit == LIMIT_NAGLE) && v.segs <= 3);
+	CHECK(v.limit == LIMIT_APP || v.limit == LIMIT_NAGLE);
+	CHECK_LE_INT(v.segs, 3);
 	/* Linux: a 300 B header then 9 full segments, 10 by packets and 10 by bytes: IW10 */
 	handshake(&c, true, 50 * MS, 100);
 	data(&c, 0, 50 * MS + 200, 100, 0);
@@ -906,7 +925,7 @@ static void crafted_syns(void)
 		VERDICT(c, 1, real ? LIMIT_CWND : LIMIT_AMBIGUOUS, 10, FF_END_TIMING, FF_NEXT_ACK);
 		struct ff_verdict v;
 		flight_verdict(&c.f, 1, &v);
-		CHECK(v.smss == 536);
+		CHECK_EQ_INT(v.smss, 536);
 	}
 }
 

@@ -89,31 +89,36 @@ static void syn_options_recorded(void)
 {
 	struct flow f;
 	three_way(&f);
-	CHECK(handshake_kind(&f) == HS_COMPLETE);
-	CHECK(f.c.syn.ts_us == T0);
-	CHECK(f.c.syn.win == 64240);
-	CHECK(f.c.syn.mss == 1460);
-	CHECK(f.c.syn.wscale == 7);
-	CHECK(f.c.syn.tsval == 111);
-	CHECK(f.c.syn.ttl == 64);
-	CHECK(f.c.syn.present == (OPT_MSS | OPT_SACKOK | OPT_TS | OPT_WS));
-	CHECK(f.c.syn.layout_len == 5 && f.c.syn.layout[0] == 2 && f.c.syn.layout[4] == 3);
-	CHECK(f.c.syn.retx == 0 && f.c.syn.payload == 0);
+	CHECK_EQ_INT(handshake_kind(&f), HS_COMPLETE);
+	CHECK_EQ_INT(f.c.syn.ts_us, T0);
+	CHECK_EQ_INT(f.c.syn.win, 64240);
+	CHECK_EQ_INT(f.c.syn.mss, 1460);
+	CHECK_EQ_INT(f.c.syn.wscale, 7);
+	CHECK_EQ_INT(f.c.syn.tsval, 111);
+	CHECK_EQ_INT(f.c.syn.ttl, 64);
+	CHECK_EQ_INT(f.c.syn.present, (OPT_MSS | OPT_SACKOK | OPT_TS | OPT_WS));
+	CHECK_EQ_INT(f.c.syn.layout_len, 5);
+	CHECK_EQ_INT(f.c.syn.layout[0], 2);
+	CHECK_EQ_INT(f.c.syn.layout[4], 3);
+	CHECK_EQ_INT(f.c.syn.retx, 0);
+	CHECK_EQ_INT(f.c.syn.payload, 0);
 	CHECK(f.c.isn_known && f.c.isn == C_ISN);
-	CHECK(f.s.syn.ts_us == T0 + 30000);
-	CHECK(f.s.syn.win == 65160);
-	CHECK(f.s.syn.mss == 1400);
-	CHECK(f.s.syn.wscale == 9);
-	CHECK(f.s.syn.tsval == 222);
-	CHECK(f.s.syn.ttl == 57);
+	CHECK_EQ_INT(f.s.syn.ts_us, T0 + 30000);
+	CHECK_EQ_INT(f.s.syn.win, 65160);
+	CHECK_EQ_INT(f.s.syn.mss, 1400);
+	CHECK_EQ_INT(f.s.syn.wscale, 9);
+	CHECK_EQ_INT(f.s.syn.tsval, 222);
+	CHECK_EQ_INT(f.s.syn.ttl, 57);
 	CHECK(f.s.isn_known && f.s.isn == S_ISN);
-	CHECK(f.s.snd_max == S_ISN + 1);
+	CHECK_EQ_INT(f.s.snd_max, S_ISN + 1);
 	/* a SYN without options: none present, the window kept */
 	memset(&f, 0, sizeof(f));
 	struct pkt p = seg(0, 0, TH_SYN, C_ISN, 0);
 	p.win = 8192;
 	feed(&f, &p, 0);
-	CHECK(f.c.syn.present == 0 && f.c.syn.layout_len == 0 && f.c.syn.win == 8192);
+	CHECK_EQ_INT(f.c.syn.present, 0);
+	CHECK_EQ_INT(f.c.syn.layout_len, 0);
+	CHECK_EQ_INT(f.c.syn.win, 8192);
 }
 
 /* The times of each step, and the round-trip legs at the vantage point built from them. */
@@ -121,39 +126,41 @@ static void times_and_rtt_legs(void)
 {
 	struct flow f;
 	three_way(&f);
-	CHECK(f.syn_us == T0);
-	CHECK(f.synack_us == T0 + 30000);
-	CHECK(f.ack_us == T0 + 30200);
-	CHECK(flight_rtt_leg(&f, 1) == 30000); /* vantage <-> server: SYN -> SYN-ACK */
-	CHECK(flight_rtt_leg(&f, 0) == 200);   /* vantage <-> client: SYN-ACK -> ACK */
-	CHECK(flight_rtt(&f) == 30200);
+	CHECK_EQ_INT(f.syn_us, T0);
+	CHECK_EQ_INT(f.synack_us, T0 + 30000);
+	CHECK_EQ_INT(f.ack_us, T0 + 30200);
+	CHECK_EQ_INT(flight_rtt_leg(&f, 1), 30000); /* vantage <-> server: SYN -> SYN-ACK */
+	CHECK_EQ_INT(flight_rtt_leg(&f, 0), 200);   /* vantage <-> client: SYN-ACK -> ACK */
+	CHECK_EQ_INT(flight_rtt(&f), 30200);
 	/* without the ACK the client leg, and so the RTT, is unknown */
 	memset(&f, 0, sizeof(f));
 	struct pkt p = seg(0, 0, TH_SYN, C_ISN, 0);
 	feed(&f, &p, 0);
 	p = seg(1, 500, TH_SYN | TH_ACK, S_ISN, C_ISN + 1);
 	feed(&f, &p, 1);
-	CHECK(handshake_kind(&f) == HS_NO_ACK);
-	CHECK(flight_rtt_leg(&f, 1) == 500);
-	CHECK(flight_rtt_leg(&f, 0) == -1);
-	CHECK(flight_rtt(&f) == -1);
+	CHECK_EQ_INT(handshake_kind(&f), HS_NO_ACK);
+	CHECK_EQ_INT(flight_rtt_leg(&f, 1), 500);
+	CHECK_EQ_INT(flight_rtt_leg(&f, 0), -1);
+	CHECK_EQ_INT(flight_rtt(&f), -1);
 	/* an ACK that does not acknowledge the SYN-ACK completes nothing */
 	p = seg(0, 700, TH_ACK, C_ISN + 1, S_ISN + 5000);
 	feed(&f, &p, 0);
-	CHECK(f.ack_us == 0 && handshake_kind(&f) == HS_NO_ACK);
+	CHECK_EQ_INT(f.ack_us, 0);
+	CHECK_EQ_INT(handshake_kind(&f), HS_NO_ACK);
 	/* the first data segment stands in for a lost pure ACK */
 	p = seg(0, 900, TH_ACK | TH_PSH, C_ISN + 1, S_ISN + 1);
 	p.payload_len = 100;
 	feed(&f, &p, 0);
-	CHECK(f.ack_us == T0 + 900 && handshake_kind(&f) == HS_COMPLETE);
-	CHECK(flight_rtt_leg(&f, 0) == 400);
+	CHECK_EQ_INT(f.ack_us, T0 + 900);
+	CHECK_EQ_INT(handshake_kind(&f), HS_COMPLETE);
+	CHECK_EQ_INT(flight_rtt_leg(&f, 0), 400);
 	/* time going backwards (a SYN-ACK stamped before the SYN) gives no negative leg */
 	memset(&f, 0, sizeof(f));
 	p = seg(0, 5000, TH_SYN, C_ISN, 0);
 	feed(&f, &p, 0);
 	p = seg(1, 1000, TH_SYN | TH_ACK, S_ISN, C_ISN + 1);
 	feed(&f, &p, 1);
-	CHECK(flight_rtt_leg(&f, 1) == -1);
+	CHECK_EQ_INT(flight_rtt_leg(&f, 1), -1);
 }
 
 static void retransmitted_syns(void)
@@ -163,24 +170,26 @@ static void retransmitted_syns(void)
 	struct pkt p = seg(0, 0, TH_SYN, C_ISN, 0);
 	linux_options(&p, 1460, 7, 111);
 	feed(&f, &p, 0);
-	CHECK(handshake_kind(&f) == HS_SYN_ONLY);
+	CHECK_EQ_INT(handshake_kind(&f), HS_SYN_ONLY);
 	/* the same ISN one and three seconds later: retransmissions, the first SYN's values kept */
 	p = seg(0, 1000000, TH_SYN, C_ISN, 0);
 	p.win = 1;
 	feed(&f, &p, 0);
 	p.ts_us = T0 + 3000000;
 	feed(&f, &p, 0);
-	CHECK(f.c.syn.retx == 2);
-	CHECK(f.c.syn.ts_us == T0 && f.c.syn.win == 64240 && f.syn_us == T0);
+	CHECK_EQ_INT(f.c.syn.retx, 2);
+	CHECK_EQ_INT(f.c.syn.ts_us, T0);
+	CHECK_EQ_INT(f.c.syn.win, 64240);
+	CHECK_EQ_INT(f.syn_us, T0);
 	/* the SYN-ACK twice: one retransmission; the first one's time is the handshake's */
 	p = seg(1, 3030000, TH_SYN | TH_ACK, S_ISN, C_ISN + 1);
 	feed(&f, &p, 1);
 	p.ts_us = T0 + 4030000;
 	feed(&f, &p, 1);
-	CHECK(f.s.syn.retx == 1);
-	CHECK(f.synack_us == T0 + 3030000);
-	CHECK(flight_rtt_leg(&f, 1) == 3030000); /* from the first SYN: what the client waited */
-	CHECK(handshake_kind(&f) == HS_NO_ACK);
+	CHECK_EQ_INT(f.s.syn.retx, 1);
+	CHECK_EQ_INT(f.synack_us, T0 + 3030000);
+	CHECK_EQ_INT(flight_rtt_leg(&f, 1), 3030000); /* from the first SYN: what the client waited */
+	CHECK_EQ_INT(handshake_kind(&f), HS_NO_ACK);
 }
 
 static void outcomes(void)
@@ -193,18 +202,20 @@ static void outcomes(void)
 	p = seg(1, 100, TH_RST | TH_ACK, 0, C_ISN + 1);
 	feed(&f, &p, 1);
 	CHECK(f.s.rst && !f.c.rst);
-	CHECK(handshake_kind(&f) == HS_REFUSED);
+	CHECK_EQ_INT(handshake_kind(&f), HS_REFUSED);
 	/* first seen at the SYN-ACK */
 	memset(&f, 0, sizeof(f));
 	p = seg(1, 0, TH_SYN | TH_ACK, S_ISN, C_ISN + 1);
 	feed(&f, &p, 1);
-	CHECK(handshake_kind(&f) == HS_NO_SYN);
-	CHECK(f.s.isn == S_ISN && f.synack_us == T0 && f.syn_us == 0);
+	CHECK_EQ_INT(handshake_kind(&f), HS_NO_SYN);
+	CHECK_EQ_INT(f.s.isn, S_ISN);
+	CHECK_EQ_INT(f.synack_us, T0);
+	CHECK_EQ_INT(f.syn_us, 0);
 	/* first seen mid-stream: no handshake at all, a FIN noted */
 	memset(&f, 0, sizeof(f));
 	p = seg(1, 0, TH_ACK | TH_FIN, 5, 6);
 	feed(&f, &p, 1);
-	CHECK(handshake_kind(&f) == HS_NONE);
+	CHECK_EQ_INT(handshake_kind(&f), HS_NONE);
 	CHECK(f.s.fin && !f.c.fin && !f.s.isn_known);
 	/* simultaneous open (RFC 9293 3.5 figure 8): both send a bare SYN, then SYN-ACKs */
 	memset(&f, 0, sizeof(f));
@@ -213,14 +224,16 @@ static void outcomes(void)
 	p = seg(1, 10, TH_SYN, S_ISN, 0);
 	CHECK(!handshake_is_reuse(&f, &p, 1)); /* the other end's own SYN is not a new connection */
 	feed(&f, &p, 1);
-	CHECK(handshake_kind(&f) == HS_SIMULTANEOUS);
-	CHECK(f.s.isn == S_ISN && f.s.syn.ts_us == T0 + 10);
+	CHECK_EQ_INT(handshake_kind(&f), HS_SIMULTANEOUS);
+	CHECK_EQ_INT(f.s.isn, S_ISN);
+	CHECK_EQ_INT(f.s.syn.ts_us, T0 + 10);
 	p = seg(1, 20, TH_SYN | TH_ACK, S_ISN, C_ISN + 1);
 	feed(&f, &p, 1);
-	CHECK(f.synack_us == T0 + 20 && f.ack_us == 0);
+	CHECK_EQ_INT(f.synack_us, T0 + 20);
+	CHECK_EQ_INT(f.ack_us, 0);
 	p = seg(0, 30, TH_SYN | TH_ACK, C_ISN, S_ISN + 1);
 	feed(&f, &p, 0);
-	CHECK(f.ack_us == T0 + 30);
+	CHECK_EQ_INT(f.ack_us, T0 + 30);
 }
 
 /* TCP Fast Open (RFC 7413): data on the SYN; the handshake's ACK may acknowledge the server's
@@ -234,24 +247,25 @@ static void fast_open(void)
 	p.opt.present |= OPT_TFO;
 	p.payload_len = 120;
 	feed(&f, &p, 0);
-	CHECK(f.c.syn.payload == 120);
-	CHECK(f.c.snd_max == C_ISN + 1 + 120);
+	CHECK_EQ_INT(f.c.syn.payload, 120);
+	CHECK_EQ_INT(f.c.snd_max, C_ISN + 1 + 120);
 	CHECK(f.c.syn.present & OPT_TFO);
 	p = seg(1, 100, TH_SYN | TH_ACK, S_ISN, C_ISN + 121);
 	feed(&f, &p, 1);
 	/* an ACK of data the server has not sent completes nothing */
 	p = seg(0, 30000, TH_ACK, C_ISN + 121, S_ISN + 1 + 1448);
 	feed(&f, &p, 0);
-	CHECK(f.ack_us == 0);
+	CHECK_EQ_INT(f.ack_us, 0);
 	/* the server's data goes out before the client's ACK (the engine's side counters move
 	 * snd_max); the ACK that acknowledges some of it completes the handshake */
 	struct pkt d = seg(1, 200, TH_ACK, S_ISN + 1, C_ISN + 121);
 	d.payload_len = 1448;
 	feed(&f, &d, 1);
 	flow_side_update(&f.s, &d);
-	CHECK(f.s.snd_max == S_ISN + 1 + 1448);
+	CHECK_EQ_INT(f.s.snd_max, S_ISN + 1 + 1448);
 	feed(&f, &p, 0);
-	CHECK(f.ack_us == T0 + 30000 && handshake_kind(&f) == HS_COMPLETE);
+	CHECK_EQ_INT(f.ack_us, T0 + 30000);
+	CHECK_EQ_INT(handshake_kind(&f), HS_COMPLETE);
 }
 
 static void port_reuse(void)

@@ -35,31 +35,32 @@ static void test_http(void)
 	CHECK(host_is("GET /w?x=1 HTTP/1.0.8\r\nAccept: */*\r\nHost: 38.102.136.125\r\n\r\n", "38.102.136.125"));
 	CHECK(host_is("CCM_POST / HTTP/1.1\r\nHost: h\r\n\r\n", "h"));
 	/* cut: more may come */
-	CHECK(host("GE", out) == NAMES_MORE);
-	CHECK(host("GET /very/long/path", out) == NAMES_MORE);
-	CHECK(host("GET / HTTP/1.1\r", out) == NAMES_MORE);
-	CHECK(host("GET / HTTP/1.1\r\nAccept: */*\r\n", out) == NAMES_MORE);
-	CHECK(host("GET / HTTP/1.1\r\nHo", out) == NAMES_MORE);
-	CHECK(host("GET / HTTP/1.1\r\nHost: www.exa", out) == NAMES_MORE);
-	CHECK(host("OPTIONS\nAccept: */*\n", out) == NAMES_MORE);
+	CHECK_EQ_INT(host("GE", out), NAMES_MORE);
+	CHECK_EQ_INT(host("GET /very/long/path", out), NAMES_MORE);
+	CHECK_EQ_INT(host("GET / HTTP/1.1\r", out), NAMES_MORE);
+	CHECK_EQ_INT(host("GET / HTTP/1.1\r\nAccept: */*\r\n", out), NAMES_MORE);
+	CHECK_EQ_INT(host("GET / HTTP/1.1\r\nHo", out), NAMES_MORE);
+	CHECK_EQ_INT(host("GET / HTTP/1.1\r\nHost: www.exa", out), NAMES_MORE);
+	CHECK_EQ_INT(host("OPTIONS\nAccept: */*\n", out), NAMES_MORE);
 	/* whole, without a Host */
-	CHECK(host("GET / HTTP/1.0\r\n\r\n", out) == NAMES_NONE);
-	CHECK(host("GET / HTTP/1.1\r\nHost:\r\n\r\n", out) == NAMES_NONE);
+	CHECK_EQ_INT(host("GET / HTTP/1.0\r\n\r\n", out), NAMES_NONE);
+	CHECK_EQ_INT(host("GET / HTTP/1.1\r\nHost:\r\n\r\n", out), NAMES_NONE);
 	/* not HTTP */
-	CHECK(host("", out) == NAMES_NOT);
-	CHECK(host("SSH-2.0-OpenSSH_9.2\r\n", out) == NAMES_NOT);
-	CHECK(host("EHLO client.example\r\n", out) == NAMES_NOT);
-	CHECK(host("USER anonymous\r\n", out) == NAMES_NOT);
-	CHECK(host("USER anonymous\r\nPASS x\r\n", out) == NAMES_NOT);
-	CHECK(host("get / HTTP/1.1\r\nHost: a\r\n\r\n", out) == NAMES_NOT);
-	CHECK(host("\x05\x01\x00", out) == NAMES_NOT);
+	CHECK_EQ_INT(host("", out), NAMES_NOT);
+	CHECK_EQ_INT(host("SSH-2.0-OpenSSH_9.2\r\n", out), NAMES_NOT);
+	CHECK_EQ_INT(host("EHLO client.example\r\n", out), NAMES_NOT);
+	CHECK_EQ_INT(host("USER anonymous\r\n", out), NAMES_NOT);
+	CHECK_EQ_INT(host("USER anonymous\r\nPASS x\r\n", out), NAMES_NOT);
+	CHECK_EQ_INT(host("get / HTTP/1.1\r\nHost: a\r\n\r\n", out), NAMES_NOT);
+	CHECK_EQ_INT(host("\x05\x01\x00", out), NAMES_NOT);
 	/* a long name is cut, bytes outside printable ASCII become '?' */
 	char req[400];
 	char name[300];
 	memset(name, 'a', sizeof(name) - 1);
 	name[sizeof(name) - 1] = '\0';
 	snprintf(req, sizeof(req), "GET / HTTP/1.1\r\nHost: %s\r\n\r\n", name);
-	CHECK(host(req, out) == NAMES_FOUND && strlen(out) == NAMES_MAX - 1);
+	CHECK_EQ_INT(host(req, out), NAMES_FOUND);
+	CHECK_EQ_INT(strlen(out), NAMES_MAX - 1);
 	CHECK(host_is("GET / HTTP/1.1\r\nHost: a\x01\xe9" "b\r\n\r\n", "a??b"));
 }
 
@@ -98,7 +99,8 @@ static void test_tls(void)
 	uint8_t b[4096], two[4200];
 	char out[NAMES_MAX];
 	size_t n = hello(b, "Tls.Example", 100);
-	CHECK(names_tls_sni(b, n, out) == NAMES_FOUND && strcmp(out, "tls.example") == 0);
+	CHECK_EQ_INT(names_tls_sni(b, n, out), NAMES_FOUND);
+	CHECK(strcmp(out, "tls.example") == 0);
 	/* every cut of it waits for more until the name is there whole, then names it */
 	const uint8_t *at = memmem(b, n, "Tls.Example", 11);
 	size_t sni_end = (size_t)(at - b) + 11;
@@ -117,27 +119,29 @@ static void test_tls(void)
 	two[5 + first] = 0x16, two[6 + first] = 3, two[7 + first] = 1;
 	two[8 + first] = (uint8_t)(rest >> 8), two[9 + first] = (uint8_t)rest;
 	memcpy(two + 10 + first, b + 5 + first, rest);
-	CHECK(names_tls_sni(two, n + 5, out) == NAMES_FOUND && strcmp(out, "tls.example") == 0);
-	CHECK(names_tls_sni(two, 150, out) == NAMES_MORE); /* cut before the name */
+	CHECK_EQ_INT(names_tls_sni(two, n + 5, out), NAMES_FOUND);
+	CHECK(strcmp(out, "tls.example") == 0);
+	CHECK_EQ_INT(names_tls_sni(two, 150, out), NAMES_MORE); /* cut before the name */
 	/* no server_name; a name after a large extension */
 	n = hello(b, NULL, 10);
-	CHECK(names_tls_sni(b, n, out) == NAMES_NONE);
+	CHECK_EQ_INT(names_tls_sni(b, n, out), NAMES_NONE);
 	n = hello(b, "late.example", 1800);
-	CHECK(names_tls_sni(b, n, out) == NAMES_FOUND && strcmp(out, "late.example") == 0);
-	CHECK(names_tls_sni(b, 1500, out) == NAMES_MORE);
+	CHECK_EQ_INT(names_tls_sni(b, n, out), NAMES_FOUND);
+	CHECK(strcmp(out, "late.example") == 0);
+	CHECK_EQ_INT(names_tls_sni(b, 1500, out), NAMES_MORE);
 	/* not a ClientHello, or lengths that cannot be */
 	n = hello(b, "x.example", 0);
 	b[5] = 2; /* ServerHello */
-	CHECK(names_tls_sni(b, n, out) == NAMES_NOT);
+	CHECK_EQ_INT(names_tls_sni(b, n, out), NAMES_NOT);
 	b[5] = 1;
 	b[1] = 2;
-	CHECK(names_tls_sni(b, n, out) == NAMES_NOT);
+	CHECK_EQ_INT(names_tls_sni(b, n, out), NAMES_NOT);
 	b[1] = 3;
-	CHECK(names_tls_sni((const uint8_t *)"\x17\x03\x03\x00\x10", 5, out) == NAMES_NOT);
+	CHECK_EQ_INT(names_tls_sni((const uint8_t *)"\x17\x03\x03\x00\x10", 5, out), NAMES_NOT);
 	uint8_t bad[4096];
 	memcpy(bad, b, n);
 	bad[9 + 2 + 32] = 200; /* session id longer than the hello */
-	CHECK(names_tls_sni(bad, n, out) == NAMES_NOT);
+	CHECK_EQ_INT(names_tls_sni(bad, n, out), NAMES_NOT);
 	bool flips_ok = true; /* any one byte changed: no crash, and a name only if it is printable */
 	for (size_t k = 0; k < n; k++)
 		for (int v = 0; v < 256; v += 37) {
@@ -197,7 +201,7 @@ static void test_hunt(void)
 	/* a hole that begins with something else than a request: nothing held any more */
 	names_start(&h, 500);
 	seg(&h, &pool, b, 100, 50, 500);
-	CHECK(pool.live == 1);
+	CHECK_EQ_INT(pool.live, 1);
 	seg(&h, &pool, (const uint8_t *)"\x05\x01\x00", 0, 3, 500);
 	CHECK(!h.done && pool.live == 0);
 	names_free(&h, &pool);
@@ -219,7 +223,7 @@ static void test_hunt(void)
 	/* the client goes on past what is held: a new request is read */
 	const char *req = "GET / HTTP/1.1\r\nHost: after.example\r\n\r\n";
 	seg(&h, &pool, b, 0, 50, 1000);
-	CHECK(pool.live == 1);
+	CHECK_EQ_INT(pool.live, 1);
 	names_segment(&h, &pool, (const uint8_t *)req, (uint32_t)strlen(req), 1000 + NAMES_HUNT_BYTES + 10);
 	CHECK(h.done && pool.live == 0 && strcmp(names_name(&h), "after.example") == 0);
 	names_free(&h, &pool);
@@ -228,10 +232,12 @@ static void test_hunt(void)
 	struct name_hunt *many = calloc(NAMES_HUNT_BUFS + 3, sizeof(*many));
 	for (unsigned k = 0; many && k < NAMES_HUNT_BUFS + 3; k++)
 		seg(&many[k], &pool, b, 0, 50, 0);
-	CHECK(pool.live == NAMES_HUNT_BUFS && pool.peak == NAMES_HUNT_BUFS && pool.refused == 3);
+	CHECK_EQ_INT(pool.live, NAMES_HUNT_BUFS);
+	CHECK_EQ_INT(pool.peak, NAMES_HUNT_BUFS);
+	CHECK_EQ_INT(pool.refused, 3);
 	for (unsigned k = 0; many && k < NAMES_HUNT_BUFS + 3; k++)
 		names_free(&many[k], &pool);
-	CHECK(pool.live == 0);
+	CHECK_EQ_INT(pool.live, 0);
 	free(many);
 }
 

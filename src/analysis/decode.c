@@ -6,27 +6,20 @@
 
 #include "bytes.h"
 
-/* libpcap DLT_* values, spelled out so the decoder does not depend on pcap.h */
-enum {
-	LT_NULL = 0, LT_EN10MB = 1, LT_PPP = 9, LT_RAW_A = 12, LT_RAW_B = 14, LT_PPP_SERIAL = 50,
-	LT_PPP_ETHER = 51, LT_C_HDLC = 104, LT_LOOP = 108, LT_LINUX_SLL = 113, LT_IPV4 = 228,
-	LT_IPV6 = 229, LT_NFLOG = 239, LT_LINUX_SLL2 = 276
-};
-
 enum { ET_IPV4 = 0x0800, ET_IPV6 = 0x86dd, ET_VLAN = 0x8100, ET_QINQ = 0x88a8, ET_QINQ_OLD = 0x9100,
        ET_PPPOE_SESS = 0x8864, ET_MPLS = 0x8847, ET_MPLS_MC = 0x8848, ET_TEB = 0x6558 };
 
 #define MAX_ENCAP_DEPTH 8 /* tunnels inside tunnels: stop a crafted loop */
 
 /* A cursor over the captured bytes of one frame. */
-struct cursor {
+struct decode_cursor {
 	const uint8_t *p, *end;
 	int depth;
 };
 
-static enum decode_result decode_ether(struct cursor *c, struct pkt *out);
-static enum decode_result decode_ethertype(struct cursor *c, uint16_t type, struct pkt *out);
-static enum decode_result decode_ip(struct cursor *c, struct pkt *out);
+static enum decode_result decode_ether(struct decode_cursor *c, struct pkt *out);
+static enum decode_result decode_ethertype(struct decode_cursor *c, uint16_t type, struct pkt *out);
+static enum decode_result decode_ip(struct decode_cursor *c, struct pkt *out);
 
 static const char *const reason_names[DECODE_NREASONS] = {
 	[DECODE_OK] = "ok",
@@ -49,20 +42,16 @@ const char *decode_reason_name(enum decode_result r)
 
 bool decode_link_supported(int dlt)
 {
-	switch (dlt) {
-	case LT_NULL: case LT_EN10MB: case LT_PPP: case LT_RAW_A: case LT_RAW_B: case LT_PPP_SERIAL:
-	case LT_PPP_ETHER: case LT_C_HDLC: case LT_LOOP: case LT_LINUX_SLL: case LT_IPV4: case LT_IPV6:
-	case LT_LINUX_SLL2: case LT_NFLOG:
-		return true;
-	default:
-		return false;
-	}
+	for (const struct decode_link_type *l = decode_link_types; l->name; l++)
+		if (l->dlt == dlt)
+			return true;
+	return false;
 }
 
-static size_t avail(const struct cursor *c) { return (size_t)(c->end - c->p); }
+static size_t avail(const struct decode_cursor *c) { return (size_t)(c->end - c->p); }
 
 /* PPP protocol field (RFC 1661): IPv4 0x0021, IPv6 0x0057. */
-static enum decode_result decode_ppp_proto(struct cursor *c, uint16_t proto, struct pkt *out)
+static enum decode_result decode_ppp_proto(struct decode_cursor *c, uint16_t proto, struct pkt *out)
 {
 	if (proto == 0x0021)
 		return decode_ip(c, out);
@@ -73,9 +62,9 @@ static enum decode_result decode_ppp_proto(struct cursor *c, uint16_t proto, str
 
 /* PPP frame, with or without the HDLC address/control bytes FF 03 and with a 1- or 2-byte
  * protocol field (RFC 1661 6.5 protocol-field compression). */
-static enum decode_result decode_chdlc(struct cursor *c, struct pkt *out);
+static enum decode_result decode_chdlc(struct decode_cursor *c, struct pkt *out);
 
-static enum decode_result decode_ppp(struct cursor *c, struct pkt *out)
+static enum decode_result decode_ppp(struct decode_cursor *c, struct pkt *out)
 {
 	/* Cisco HDLC framing under the PPP link type (address 0x0f unicast, 0x8f broadcast), as
 	 * tcpdump's ppp_hdlc_if_print accepts */
@@ -99,7 +88,7 @@ static enum decode_result decode_ppp(struct cursor *c, struct pkt *out)
 }
 
 /* PPPoE session stage (RFC 2516): 6-byte header then PPP protocol. */
-static enum decode_result decode_pppoe(struct cursor *c, struct pkt *out)
+static enum decode_result decode_pppoe(struct decode_cursor *c, struct pkt *out)
 {
 	if (avail(c) < 8)
 		return DECODE_TRUNC_LINK;
@@ -109,7 +98,7 @@ static enum decode_result decode_pppoe(struct cursor *c, struct pkt *out)
 }
 
 /* MPLS label stack (RFC 3032), then IP guessed from the version nibble, as tcpdump does. */
-static enum decode_result decode_mpls(struct cursor *c, struct pkt *out)
+static enum decode_result decode_mpls(struct decode_cursor *c, struct pkt *out)
 {
 	for (int labels = 0;; labels++) {
 		if (avail(c) < 4)
@@ -133,7 +122,7 @@ static enum decode_result decode_mpls(struct cursor *c, struct pkt *out)
 	return DECODE_UNSUP_ENCAP;
 }
 
-static enum decode_result decode_ethertype(struct cursor *c, uint16_t type, struct pkt *out)
+static enum decode_result decode_ethertype(struct decode_cursor *c, uint16_t type, struct pkt *out)
 {
 	for (;;) {
 		switch (type) {
@@ -161,7 +150,7 @@ static enum decode_result decode_ethertype(struct cursor *c, uint16_t type, stru
 	}
 }
 
-static enum decode_result decode_ether(struct cursor *c, struct pkt *out)
+static enum decode_result decode_ether(struct decode_cursor *c, struct pkt *out)
 {
 	if (++c->depth > MAX_ENCAP_DEPTH)
 		return DECODE_UNSUP_ENCAP;
@@ -173,7 +162,7 @@ static enum decode_result decode_ether(struct cursor *c, struct pkt *out)
 }
 
 /* Linux cooked capture v1: 16 bytes, protocol at offset 14. */
-static enum decode_result decode_sll(struct cursor *c, struct pkt *out)
+static enum decode_result decode_sll(struct decode_cursor *c, struct pkt *out)
 {
 	if (avail(c) < 16)
 		return DECODE_TRUNC_LINK;
@@ -183,7 +172,7 @@ static enum decode_result decode_sll(struct cursor *c, struct pkt *out)
 }
 
 /* Linux cooked capture v2: 20 bytes, protocol first. */
-static enum decode_result decode_sll2(struct cursor *c, struct pkt *out)
+static enum decode_result decode_sll2(struct decode_cursor *c, struct pkt *out)
 {
 	if (avail(c) < 20)
 		return DECODE_TRUNC_LINK;
@@ -194,7 +183,7 @@ static enum decode_result decode_sll2(struct cursor *c, struct pkt *out)
 
 /* BSD loopback: a 4-byte address family in the writer's byte order (NULL) or network order
  * (LOOP). AF_INET is 2 everywhere; AF_INET6 is 10 (Linux), 24, 28 or 30 (BSDs, macOS). */
-static enum decode_result decode_null(struct cursor *c, bool network_order, struct pkt *out)
+static enum decode_result decode_null(struct decode_cursor *c, bool network_order, struct pkt *out)
 {
 	if (avail(c) < 4)
 		return DECODE_TRUNC_LINK;
@@ -211,7 +200,7 @@ static enum decode_result decode_null(struct cursor *c, bool network_order, stru
 }
 
 /* Cisco HDLC: address, control, ethertype. */
-static enum decode_result decode_chdlc(struct cursor *c, struct pkt *out)
+static enum decode_result decode_chdlc(struct decode_cursor *c, struct pkt *out)
 {
 	if (avail(c) < 4)
 		return DECODE_TRUNC_LINK;
@@ -223,7 +212,7 @@ static enum decode_result decode_chdlc(struct cursor *c, struct pkt *out)
 /* Linux NFLOG: 4-byte header, then type-length-value attributes (host byte order, here
  * little-endian as written by Linux on x86 and ARM), padded to 4; NFULA_PAYLOAD (9) holds the
  * IP packet. */
-static enum decode_result decode_nflog(struct cursor *c, struct pkt *out)
+static enum decode_result decode_nflog(struct decode_cursor *c, struct pkt *out)
 {
 	if (avail(c) < 4)
 		return DECODE_TRUNC_LINK;
@@ -251,8 +240,8 @@ uint8_t decode_tcp_options(const uint8_t *opt, size_t len, bool cut, struct tcp_
 {
 	uint8_t quirks = 0;
 	size_t i = 0;
-	/* the scalars only: clearing the arrays too (92 bytes, a rep stos) was 40% of
-	 * decode_transport's samples, 4% of the reading thread's on headers-only */
+	/* the scalars only: the arrays after them (SACK blocks and the layout, 72 bytes) are valid up
+	 * to nsack and layout_len (pkt.h), and clearing them for every segment is work nobody reads */
 	memset(o, 0, offsetof(struct tcp_opts, sack_left));
 	/* NOP, NOP, timestamps: what almost every segment after the SYNs carries (RFC 7323
 	 * appendix A), taken in one step with what the loop below would make of it */
@@ -346,7 +335,7 @@ uint8_t decode_tcp_options(const uint8_t *opt, size_t len, bool cut, struct tcp_
 }
 
 /* TCP (RFC 9293 3.1). seglen = TCP header + payload length from the IP header. */
-static enum decode_result decode_tcp(struct cursor *c, uint32_t seglen, struct pkt *out)
+static enum decode_result decode_tcp(struct decode_cursor *c, uint32_t seglen, struct pkt *out)
 {
 	if (seglen < 20)
 		return DECODE_BAD_TCP;
@@ -383,7 +372,7 @@ static enum decode_result decode_tcp(struct cursor *c, uint32_t seglen, struct p
 
 /* GTP-U (3GPP TS 29.281) T-PDU: 8-byte header, 4 more when E/S/PN is set, then extension
  * headers (length in 4-byte units, next type in the last byte), then the user's IP packet. */
-static enum decode_result decode_gtpu(struct cursor *c, struct pkt *out)
+static enum decode_result decode_gtpu(struct decode_cursor *c, struct pkt *out)
 {
 	if (avail(c) < 8 || (c->p[0] >> 5) != 1 || !(c->p[0] & 0x10) || c->p[1] != 0xff)
 		return DECODE_NOT_TCP;
@@ -408,7 +397,7 @@ static enum decode_result decode_gtpu(struct cursor *c, struct pkt *out)
 }
 
 /* UDP tunnels: VXLAN (RFC 7348, port 4789) and GTP-U (port 2152); anything else is not TCP. */
-static enum decode_result decode_udp(struct cursor *c, struct pkt *out)
+static enum decode_result decode_udp(struct decode_cursor *c, struct pkt *out)
 {
 	if (avail(c) < 8)
 		return DECODE_NOT_TCP;
@@ -425,7 +414,7 @@ static enum decode_result decode_udp(struct cursor *c, struct pkt *out)
 }
 
 /* GRE (RFC 2784/2890): flags, protocol, then optional checksum, key and sequence words. */
-static enum decode_result decode_gre(struct cursor *c, struct pkt *out)
+static enum decode_result decode_gre(struct decode_cursor *c, struct pkt *out)
 {
 	if (avail(c) < 4)
 		return DECODE_NOT_TCP;
@@ -453,7 +442,7 @@ static enum decode_result decode_gre(struct cursor *c, struct pkt *out)
 }
 
 /* The transport after an IP header: TCP, or a tunnel that carries IP. */
-static enum decode_result decode_transport(struct cursor *c, uint8_t proto, uint32_t len,
+static enum decode_result decode_transport(struct decode_cursor *c, uint8_t proto, uint32_t len,
                                            struct pkt *out)
 {
 	switch (proto) {
@@ -479,7 +468,7 @@ static enum decode_result decode_transport(struct cursor *c, uint8_t proto, uint
 
 /* IPv4 (RFC 791): options skipped, fragments refused. Total length 0 (TSO on the sending host)
  * falls back to the captured length. */
-static enum decode_result decode_ipv4(struct cursor *c, struct pkt *out)
+static enum decode_result decode_ipv4(struct decode_cursor *c, struct pkt *out)
 {
 	if (avail(c) < 20)
 		return DECODE_TRUNC_IP;
@@ -514,7 +503,7 @@ static enum decode_result decode_ipv4(struct cursor *c, struct pkt *out)
 }
 
 /* IPv6 (RFC 8200) with its extension-header chain (section 4). */
-static enum decode_result decode_ipv6(struct cursor *c, struct pkt *out)
+static enum decode_result decode_ipv6(struct decode_cursor *c, struct pkt *out)
 {
 	if (avail(c) < 40)
 		return DECODE_TRUNC_IP;
@@ -570,7 +559,7 @@ static enum decode_result decode_ipv6(struct cursor *c, struct pkt *out)
 	return DECODE_IPV6_EXT;
 }
 
-static enum decode_result decode_ip(struct cursor *c, struct pkt *out)
+static enum decode_result decode_ip(struct decode_cursor *c, struct pkt *out)
 {
 	if (++c->depth > MAX_ENCAP_DEPTH)
 		return DECODE_UNSUP_ENCAP;
@@ -586,34 +575,45 @@ static enum decode_result decode_ip(struct cursor *c, struct pkt *out)
 	}
 }
 
+static enum decode_result decode_null_host(struct decode_cursor *c, struct pkt *out)
+{
+	return decode_null(c, false, out);
+}
+
+static enum decode_result decode_loop(struct decode_cursor *c, struct pkt *out)
+{
+	return decode_null(c, true, out);
+}
+
+/* libpcap's DLT_* values, spelled out so that the decoder does not depend on pcap.h; Ethernet
+ * first, as decode_packet() looks them up in order. One line per link type: the capture
+ * readers, the fuzz target and tests/fuzz/run.py (which parses these lines) take it from here. */
+const struct decode_link_type decode_link_types[] = {
+	{ 1, "EN10MB", decode_ether },
+	{ 0, "NULL", decode_null_host },     /* BSD loopback: a host-order address family */
+	{ 108, "LOOP", decode_loop },        /* OpenBSD loopback: the family in network order */
+	{ 12, "RAW", decode_ip },            /* raw IP, as most systems number it */
+	{ 14, "RAW", decode_ip },            /* raw IP, as OpenBSD numbers it */
+	{ 228, "IPV4", decode_ip },
+	{ 229, "IPV6", decode_ip },
+	{ 9, "PPP", decode_ppp },
+	{ 50, "PPP_SERIAL", decode_ppp },
+	{ 51, "PPP_ETHER", decode_pppoe },
+	{ 104, "C_HDLC", decode_chdlc },
+	{ 113, "LINUX_SLL", decode_sll },
+	{ 276, "LINUX_SLL2", decode_sll2 },
+	{ 239, "NFLOG", decode_nflog },
+	{ 0, NULL, NULL },
+};
+
 enum decode_result decode_packet(int dlt, const uint8_t *data, uint32_t caplen, uint64_t ts_us,
                                  struct pkt *out)
 {
-	struct cursor c = { data, data + caplen, 0 };
+	struct decode_cursor c = { data, data + caplen, 0 };
 	out->ts_us = ts_us;
 	out->quirks = 0;
-	switch (dlt) {
-	case LT_EN10MB:
-		return decode_ether(&c, out);
-	case LT_RAW_A: case LT_RAW_B: case LT_IPV4: case LT_IPV6:
-		return decode_ip(&c, out);
-	case LT_LINUX_SLL:
-		return decode_sll(&c, out);
-	case LT_LINUX_SLL2:
-		return decode_sll2(&c, out);
-	case LT_NULL:
-		return decode_null(&c, false, out);
-	case LT_LOOP:
-		return decode_null(&c, true, out);
-	case LT_PPP: case LT_PPP_SERIAL:
-		return decode_ppp(&c, out);
-	case LT_PPP_ETHER:
-		return decode_pppoe(&c, out);
-	case LT_C_HDLC:
-		return decode_chdlc(&c, out);
-	case LT_NFLOG:
-		return decode_nflog(&c, out);
-	default:
-		return DECODE_UNSUP_ENCAP;
-	}
+	for (const struct decode_link_type *l = decode_link_types; l->name; l++)
+		if (l->dlt == dlt)
+			return l->decode(&c, out);
+	return DECODE_UNSUP_ENCAP;
 }

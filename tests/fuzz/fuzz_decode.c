@@ -1,18 +1,21 @@
-/* libFuzzer target: link layer -> IP -> TCP decoding. The first byte picks the link type. */
+/* libFuzzer target: link layer -> IP -> TCP decoding. The first byte picks the link type: its
+ * index in decode_link_types (modulo their count; tests/fuzz/run.py seeds by the same index). */
 #include <stddef.h>
 #include <stdint.h>
 
 #include "decode.h"
-
-static const int dlts[] = { 0, 1, 9, 12, 14, 50, 51, 104, 108, 113, 228, 229, 239, 276 };
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (size < 1)
 		return 0;
+	static size_t nlinks; /* counted on the first call */
+	if (!nlinks)
+		while (decode_link_types[nlinks].name)
+			nlinks++;
 	struct pkt p;
-	int dlt = dlts[data[0] % (sizeof(dlts) / sizeof(dlts[0]))];
+	int dlt = decode_link_types[data[0] % nlinks].dlt;
 	if (decode_packet(dlt, data + 1, (uint32_t)(size - 1), 0, &p) == DECODE_OK) {
 		/* what decode promises: the captured payload lies inside the input */
 		if (p.payload_cap > p.payload_len)

@@ -11,14 +11,27 @@ and makes the run fail (copy it to tests/pcaps/fuzz/ as a regression capture).""
 import functools
 import glob
 import os
+import re
 import struct
 import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BUILD = os.path.join(ROOT, "build")
-DLTS = [0, 1, 9, 12, 14, 50, 51, 104, 108, 113, 228, 229, 239, 276]
 LINKTYPE_TO_DLT = {101: 12}
+
+
+def link_types():
+    """The DLT values of decode_link_types (src/analysis/decode.c), in the table's order:
+    fuzz_decode's first byte is an index into it."""
+    src = open(os.path.join(ROOT, "src", "analysis", "decode.c")).read()
+    table = src.split("decode_link_types[] = {", 1)[1].split("};", 1)[0]
+    dlts = [int(m.group(1)) for m in re.finditer(r'^\s*\{\s*(\d+),\s*"', table, re.M)]
+    assert dlts, "no link types in decode.c's decode_link_types"
+    return dlts
+
+
+DLTS = link_types()
 
 
 def records(path, limit):
