@@ -623,6 +623,56 @@ static void ambiguous(const struct first_flight *ff, struct ff_verdict *v)
 	}
 }
 
+/* The segment size a flight is counted in: R's MSS less S's options; the flight's own full
+ * size where its packets are smaller (path MTU) or R's MSS is unknown (cut, or R's SYN not
+ * captured), seen twice (the first packet after the flight counts). 0 = none is sure. */
+static uint16_t flight_smss(const struct first_flight *ff)
+{
+	uint16_t m = ff->smss;
+	if (ff->n_max >= 2 && (m == 0 || (ff->max_payload < m && 2u * ff->max_payload >= m)))
+		m = ff->max_payload;
+	if (m == 0 && (ff->n_max >= 2 || (ff->n_max == 1 && ff->state == FF_CLOSED &&
+	                                  ff->next_payload == ff->max_payload)))
+		m = ff->max_payload;
+	return m;
+}
+
+/* S's next data came on an ACK or a timer: S had more to send at once, so its window stopped
+ * the flight, unless the flight ended on a short segment and the rest waited for its ACK
+ * (Nagle, one message per round trip). */
+static void released_verdict(const struct side *s, const struct side *r,
+                             const struct first_flight *ff, uint16_t m, uint32_t by_bytes,
+                             bool small_inside, struct ff_verdict *v)
+{
+	v->limit = ends_full(ff, m) ? LIMIT_CWND : LIMIT_NAGLE;
+	if (small_inside) {
+		/* a byte-counted window where a standard byte limit explains the stop and the
+		 * echoes show the ACK released the rest; a packet-counted one where no byte
+		 * limit does and they show the same; else a count either kind had room for */
+		uint32_t l = byte_limit(ff, m);
+		bool shown = ff->rule == RULE_TSECR && ff->end == FF_END_TSECR;
+		if (l && shown) {
+			v->limit = LIMIT_CWND;
+			v->segs = l / m;
+			return;
+		}
+		if (l || !shown) {
+			v->limit = v->limit == LIMIT_NAGLE ? LIMIT_NAGLE : LIMIT_APP;
+			v->segs = by_bytes;
+			return;
+		}
+	}
+	if (v->limit == LIMIT_CWND) {
+		uint32_t floor;
+		/* a SYN's window scale cut by the snaplen: the window may have been as small as
+		 * its field; a flight that did not fit under it may have been R's window's */
+		if (receiver_window_floor(ff, r, s, &floor) && (uint64_t)ff->bytes + m > floor)
+			v->limit = LIMIT_AMBIGUOUS;
+		else if (crafted(s, r))
+			v->limit = LIMIT_AMBIGUOUS;
+	}
+}
+
 void flight_verdict(const struct flow *f, int sender, struct ff_verdict *v)
 {
 	const struct side *s = sender == 0 ? &f->c : &f->s;
@@ -638,15 +688,7 @@ void flight_verdict(const struct flow *f, int sender, struct ff_verdict *v)
 		v->limit = LIMIT_NONE;
 		return;
 	}
-	uint16_t m = ff->smss;
-	/* full-sized segments smaller than the MSS allows (path MTU): use theirs */
-	if (ff->n_max >= 2 && (m == 0 || (ff->max_payload < m && 2u * ff->max_payload >= m)))
-		m = ff->max_payload;
-	/* R's MSS unknown (cut, or R's SYN not captured): the flight's own full size, seen twice
-	 * (the first packet after the flight counts) */
-	if (m == 0 && (ff->n_max >= 2 || (ff->n_max == 1 && ff->state == FF_CLOSED &&
-	                                  ff->next_payload == ff->max_payload)))
-		m = ff->max_payload;
+	uint16_t m = flight_smss(ff);
 	/* the row's segment size: a flight of one size seen once still shows its own (the count
 	 * and "full" use only a size that is sure) */
 	v->smss = m ? m : ff->max_payload;
@@ -720,41 +762,8 @@ void flight_verdict(const struct flow *f, int sender, struct ff_verdict *v)
 	 * the window had not stopped this one; the application had more only later */
 	if (v->next == FF_NEXT_ACK && ends_full(ff, m) && ff->f2_segs > 2u * ff->segs + 1u)
 		v->next = FF_NEXT_BURST;
-	switch (v->next) {
-	case FF_NEXT_ACK:
-	case FF_NEXT_TIMER:
-		/* S had more to send at once: its window stopped it, unless the flight ended on a
-		 * short segment and the rest waited for its ACK (Nagle, one message per round trip) */
-		v->limit = ends_full(ff, m) ? LIMIT_CWND : LIMIT_NAGLE;
-		if (small_inside) {
-			/* a byte-counted window where a standard byte limit explains the stop and the
-			 * echoes show the ACK released the rest; a packet-counted one where no byte
-			 * limit does and they show the same; else a count either kind had room for */
-			uint32_t l = byte_limit(ff, m);
-			bool shown = ff->rule == RULE_TSECR && ff->end == FF_END_TSECR;
-			if (l && shown) {
-				v->limit = LIMIT_CWND;
-				v->segs = l / m;
-				return;
-			}
-			if (l || !shown) {
-				v->limit = v->limit == LIMIT_NAGLE ? LIMIT_NAGLE : LIMIT_APP;
-				v->segs = by_bytes;
-				return;
-			}
-		}
-		if (v->limit == LIMIT_CWND) {
-			uint32_t floor;
-			/* a SYN's window scale cut by the snaplen: the window may have been as small as
-			 * its field; a flight that did not fit under it may have been R's window's */
-			if (receiver_window_floor(ff, r, s, &floor) && (uint64_t)ff->bytes + m > floor)
-				v->limit = LIMIT_AMBIGUOUS;
-			else if (crafted(s, r))
-				v->limit = LIMIT_AMBIGUOUS;
-		}
-		return;
-	default: /* nothing more, after R's data, or much later: S stopped on its own */
-		v->limit = LIMIT_APP;
-		return;
-	}
+	if (v->next == FF_NEXT_ACK || v->next == FF_NEXT_TIMER)
+		released_verdict(s, r, ff, m, by_bytes, small_inside, v);
+	else
+		v->limit = LIMIT_APP; /* nothing more, after R's data, or much later: S stopped */
 }
