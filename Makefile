@@ -142,7 +142,7 @@ clean:
 
 # Unit tests: every module but main, with the sanitizers.
 UNIT_OBJS := $(filter-out $(DEBUG)/main.o,$(DOBJS))
-$(DEBUG)/unit: tests/unit.c tests/unit_flight.c tests/unit_handshake.c tests/unit_names.c tests/unit.h $(UNIT_OBJS)
+$(DEBUG)/unit: tests/unit.c tests/unit_flight.c tests/unit_handshake.c tests/unit_names.c tests/unit_quic.c tests/unit.h $(UNIT_OBJS)
 	$(CC) $(WARN) -D_DEFAULT_SOURCE -Iinclude $(PKG_CFLAGS) -O1 -g $(SAN) -o $@ $(filter %.c %.o,$^) $(PKG_LIBS)
 
 # Benchmark against tcpdump, tcptrace and ndpiReader (not part of make test).
@@ -172,7 +172,7 @@ soak: deps
 FUZZ_SECONDS ?= 600
 FUZZ_SRCS := $(filter-out src/main.c,$(SRCS))
 FUZZ_TARGETS := $(BUILD)/fuzz_decode $(BUILD)/fuzz_options $(BUILD)/fuzz_capture $(BUILD)/fuzz_pcapfile \
-                $(BUILD)/fuzz_pcapng $(BUILD)/fuzz_flight $(BUILD)/fuzz_names
+                $(BUILD)/fuzz_pcapng $(BUILD)/fuzz_flight $(BUILD)/fuzz_names $(BUILD)/fuzz_quic
 # the in-place pcap reader and the pcapng reader against libpcap, with one-page windows so
 # records and blocks straddle them
 $(BUILD)/fuzz_pcapfile $(BUILD)/fuzz_pcapng: FUZZ_DEFS = -DFILEREAD_WINDOW=4096

@@ -356,6 +356,7 @@ int main(void)
 	test_flight();
 	test_handshake();
 	test_names();
+	test_quic();
 	test_columns();
 	printf("unit: %d checks, %d failed\n", unit_checks, unit_failures);
 	return unit_failures ? 1 : 0;

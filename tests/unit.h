@@ -37,5 +37,6 @@ extern int unit_checks, unit_failures;
 void test_flight(void); /* tests/unit_flight.c: handshake and first-flight trackers */
 void test_handshake(void); /* tests/unit_handshake.c: the handshake tracker */
 void test_names(void);  /* tests/unit_names.c: Host and SNI from the client's segments */
+void test_quic(void);   /* tests/unit_quic.c: QUIC headers, Initial keys, opening, frames */
 
 #endif

@@ -71,6 +71,10 @@ def seed(target, corpus):
         for name, data in pcapng_seeds(caps).items():
             open(os.path.join(corpus, name), "wb").write(data)
         return len(pcapng_seeds(caps))
+    if target == "fuzz_quic":
+        for name, data in quic_seeds().items():
+            open(os.path.join(corpus, name), "wb").write(data)
+        return len(quic_seeds())
     if target == "fuzz_names":
         for name, data in names_seeds().items():
             open(os.path.join(corpus, name), "wb").write(data)
@@ -202,6 +206,34 @@ def names_seeds():
     return out
 
 
+@functools.lru_cache(maxsize=None)
+def quic_seeds():
+    """fuzz_quic's seeds: the first UDP datagrams of the QUIC captures in ../shared/captures
+    (where present; mode 0), the ClientHello of tests/pcaps/dpi's TLS flow as a hello (mode 2)
+    and as a CRYPTO frame (mode 1)."""
+    out = {}
+    shared = os.path.join(os.path.dirname(ROOT), "shared", "captures")
+    for path in sorted(glob.glob(os.path.join(shared, "*", "*quic*.pcap"))):
+        lt, recs = records(path, 6)
+        for i, r in enumerate(recs):
+            frame = r[16:]
+            off = {1: 14, 113: 16, 101: 0, 0: 4}.get(lt)
+            if off is None or len(frame) < off + 28:
+                continue
+            ip = frame[off:]
+            v = ip[0] >> 4
+            udp = (ip[0] & 15) * 4 if v == 4 and ip[9] == 17 else 40 if v == 6 and ip[6] == 17 else None
+            if udp is None:
+                continue
+            out["%s-%d" % (os.path.basename(path), i)] = b"\x00" + ip[udp + 8:]
+    hello = suite().first_payload(os.path.join(ROOT, "tests", "pcaps", "dpi", "apps.client.pcap"), 443)
+    if hello and len(hello) > 5:
+        msg = hello[5:]
+        out["hello"] = b"\x02" + msg
+        out["crypto"] = b"\x01\x06\x00" + struct.pack(">H", 0x4000 | len(msg)) + msg + b"\x00" * 20
+    return out
+
+
 def fuzz(t, seconds):
     """Seeds and runs one target; returns (its summary lines, whether it failed)."""
     corpus = os.path.join(BUILD, "fuzz-corpus", t)
@@ -227,7 +259,7 @@ def main():
     import concurrent.futures
     seconds = int(sys.argv[1]) if len(sys.argv) > 1 else 600
     targets = sys.argv[2:] or ["fuzz_decode", "fuzz_options", "fuzz_capture", "fuzz_pcapfile", "fuzz_pcapng",
-                               "fuzz_flight", "fuzz_names"]
+                               "fuzz_flight", "fuzz_names", "fuzz_quic"]
     suite()  # loaded once, before the threads
     with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
         results = list(pool.map(lambda t: fuzz(t, seconds), targets))
