@@ -34,7 +34,8 @@ enum ff_state { FF_WAIT = 0, FF_OPEN, FF_CLOSED };
 /* Why a first flight stopped (docs/METHOD.md "Why the flight stopped"). */
 enum ff_limit {
 	LIMIT_UNKNOWN = 0, LIMIT_NONE, LIMIT_CWND, LIMIT_RWND, LIMIT_APP, LIMIT_LOSS, LIMIT_NAGLE,
-	LIMIT_AMBIGUOUS
+	LIMIT_AMBIGUOUS,
+	LIMIT_AMPLIFICATION /* QUIC: the server's 3x limit before the client's address was validated */
 };
 /* Which rule decided flight membership: the TSecr echo or timing against the handshake. */
 /* RULE_ECHO: the receiver's packets are not in the capture (one direction only): the sender's
@@ -146,6 +147,7 @@ enum handshake_kind {
 enum end_reason { END_NONE = 0, END_FIN, END_RST, END_IDLE, END_EVICTED, END_REUSE, END_CAPTURE };
 
 struct dpi_flow; /* nDPI's state, owned by dpi.c, NULL once decided */
+struct quic_conn; /* quicflow.c */
 
 /* What nDPI made of a flow so far (dpi.c fills it; the flow or the DPI stage holds it). */
 struct dpi_state {
@@ -163,6 +165,7 @@ struct flow {
 	uint32_t hnext;            /* hash chain: index + 1, 0 = end */
 	uint16_t c_port, s_port;   /* client's and server's */
 	uint8_t ip_ver;
+	uint8_t transport;         /* 6 TCP, 17 UDP (a QUIC connection: quic below) */
 	uint8_t list;              /* which expiry list holds it */
 	struct ip_addr c_addr, s_addr;
 	uint32_t lprev, lnext;     /* expiry list links: index + 1 */
@@ -175,6 +178,7 @@ struct flow {
 	struct side c, s;          /* client (sent the SYN) and server */
 	struct dpi_state dpi;      /* nDPI on this thread (no DPI stage) */
 	struct name_hunt hunt;     /* the name the client asks for (names.c), on this thread always */
+	struct quic_conn *quic;    /* a QUIC connection's own state (quicflow.c), else NULL */
 	uint64_t key;              /* serial number within the run: the row's flow_key */
 	uint16_t dpi_sent;         /* payload packets handed to the DPI stage */
 	bool written;              /* its row was written early (verdicts final before its end) */

@@ -57,6 +57,7 @@ struct ip_addr {
 struct pkt {
 	uint64_t ts_us;        /* capture time, microseconds since the epoch */
 	uint8_t ip_ver;        /* 4 or 6 */
+	uint8_t transport;     /* 6 (TCP) or 17 (UDP: DECODE_UDP) */
 	uint8_t ttl;           /* TTL or hop limit */
 	uint8_t flags;         /* TH_* */
 	uint8_t quirks;        /* Q_* */
@@ -86,7 +87,11 @@ enum decode_result {
 	DECODE_FRAGMENT,      /* IP fragment: counted and skipped */
 	DECODE_IPV6_EXT,      /* extension header chain we cannot walk (ESP, too long) */
 	DECODE_UNSUP_ENCAP,   /* encapsulation not decoded (e.g. an unknown ethertype) */
-	DECODE_NREASONS
+	DECODE_NREASONS,
+	/* not a reason: a UDP datagram no tunnel claimed, decoded as far as its payload (addresses,
+	 * ports, payload; no TCP fields): the engine's QUIC tracker looks at it, and counts it as
+	 * DECODE_NOT_TCP when it is not QUIC */
+	DECODE_UDP
 };
 
 const char *decode_reason_name(enum decode_result r);

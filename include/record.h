@@ -53,6 +53,16 @@ struct flow_record {
 	int64_t duration_us;
 	char app_proto[APP_PROTO_MAX], app_category[APP_CATEGORY_MAX], server_name[SERVER_NAME_MAX];
 	int64_t flow_key;     /* unique within the run */
+	/* the transport, and what only QUIC has (NULL64 / empty for TCP): docs/METHOD.md "QUIC" */
+	uint8_t transport;    /* 6 TCP, 17 QUIC */
+	int64_t quic_version; /* as on the wire, after any version negotiation */
+	int64_t quic_retry, quic_vn, quic_0rtt, quic_spin; /* 0 or 1: seen */
+	int64_t quic_c_initial;   /* bytes of the client's first Initial datagram (UDP payload) */
+	int64_t quic_c_preval, quic_s_preval; /* each side's bytes before the client's address was
+	                                       * validated, as seen here */
+	int64_t quic_amp_limited; /* 1: the server's first flight stopped at 3 x the client's bytes */
+	int64_t quic_hs_rtts;     /* round trips before the client's first 1-RTT packet */
+	char alpn[32];            /* the first ALPN protocol the client offered */
 	int update;           /* 1: the flow's row was written before; this is its final state */
 };
 
@@ -90,6 +100,7 @@ struct run_info {
 	const char *options;  /* other options that change results, e.g. "timing" */
 	const char *libpcap_version, *ndpi_version;
 	uint64_t packets, bytes, tcp_packets, decode_errors, flows, evicted, skipped_files;
+	uint64_t quic_packets; /* UDP datagrams of QUIC connections */
 	/* what the capture lacks (docs/METHOD.md): flows with one side's packets only, SYN and
 	 * SYN-ACK frames whose options the snaplen cut, bytes acknowledged but never captured */
 	uint64_t one_direction, syn_opts_cut, acked_unseen;

@@ -23,8 +23,8 @@ static inline const char *record_dpi_name(uint8_t m)
 
 /* X(name, type, value): the flows table's columns in schema order; value is an expression over
  * r (the record) or, for a side's columns, sd (its side_record), written c_NAME and s_NAME.
- * Order: FLOW_HEAD, SIDE, FLOW_TAIL, then SIDE_TAIL (side columns added by a migration, which
- * puts new columns last: a fresh table has them where an upgraded one does). */
+ * Order: FLOW_HEAD, SIDE, FLOW_TAIL, then SIDE_TAIL and FLOW_TAIL5 (columns added by
+ * migrations, which put new columns last: a fresh table has them where an upgraded one does). */
 #define FLOW_HEAD(X)                                                        \
 	X(ts_us, INT, r->ts_us)                                                 \
 	X(ip_ver, INT, r->ip_ver)                                               \
@@ -80,5 +80,20 @@ static inline const char *record_dpi_name(uint8_t m)
 
 #define SIDE_TAIL(X)                                                        \
 	X(acked_unseen, INT, sd->acked_unseen)
+
+/* version 5: the transport and QUIC's own (NULL for TCP) */
+#define FLOW_TAIL5(X)                                                       \
+	X(transport, TEXT, r->transport == 17 ? "quic" : "tcp")                 \
+	X(quic_version, INT, r->quic_version)                                   \
+	X(alpn, TEXT, record_text(r->alpn))                                     \
+	X(quic_retry, INT, r->quic_retry)                                       \
+	X(quic_vn, INT, r->quic_vn)                                             \
+	X(quic_0rtt, INT, r->quic_0rtt)                                         \
+	X(quic_spin, INT, r->quic_spin)                                         \
+	X(quic_c_initial, INT, r->quic_c_initial)                               \
+	X(quic_c_preval, INT, r->quic_c_preval)                                 \
+	X(quic_s_preval, INT, r->quic_s_preval)                                 \
+	X(quic_amp_limited, INT, r->quic_amp_limited)                           \
+	X(quic_hs_rtts, INT, r->quic_hs_rtts)
 
 #endif

@@ -23,3 +23,19 @@ ALTER TABLE flows ADD COLUMN s_acked_unseen BIGINT;
 ALTER TABLE runs ADD COLUMN one_direction BIGINT;
 ALTER TABLE runs ADD COLUMN syn_opts_cut BIGINT;
 ALTER TABLE runs ADD COLUMN acked_unseen BIGINT;
+
+-- version 5
+-- QUIC connections are flows (docs/METHOD.md "QUIC"): the transport (NULL in older rows: tcp)
+-- and what only QUIC has.
+ALTER TABLE flows ADD COLUMN transport TEXT;
+ALTER TABLE flows ADD COLUMN quic_version BIGINT;
+ALTER TABLE flows ADD COLUMN alpn TEXT;
+ALTER TABLE flows ADD COLUMN quic_retry BIGINT;
+ALTER TABLE flows ADD COLUMN quic_vn BIGINT;
+ALTER TABLE flows ADD COLUMN quic_0rtt BIGINT;
+ALTER TABLE flows ADD COLUMN quic_spin BIGINT;
+ALTER TABLE flows ADD COLUMN quic_c_initial BIGINT;
+ALTER TABLE flows ADD COLUMN quic_c_preval BIGINT;
+ALTER TABLE flows ADD COLUMN quic_s_preval BIGINT;
+ALTER TABLE flows ADD COLUMN quic_amp_limited BIGINT;
+ALTER TABLE flows ADD COLUMN quic_hs_rtts BIGINT;

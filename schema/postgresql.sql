@@ -99,8 +99,21 @@ CREATE TABLE flows (
                                     -- its :port, an IPv6 literal in brackets), else nDPI's (SSH banner, ...)
   dpi_method    text,                -- payload | guess | none
   flow_key      bigint NOT NULL,    -- the flow's number within its run
-  c_acked_unseen bigint, s_acked_unseen bigint -- that side's bytes the other acknowledged but
+  c_acked_unseen bigint, s_acked_unseen bigint, -- that side's bytes the other acknowledged but
                                     -- the capture never showed (0: none; NULL: version < 4)
+  -- version 5: the transport, and what only QUIC has (NULL for TCP; docs/METHOD.md "QUIC")
+  transport     text,                -- tcp | quic (NULL: version < 5, tcp)
+  quic_version  bigint,              -- as on the wire: 1, 1798521807 (v2), 4278190109 (draft-29), Q050 ...
+  alpn          text,                -- the first ALPN protocol the client offered (QUIC)
+  quic_retry    bigint,              -- 1: the server sent a Retry
+  quic_vn       bigint,              -- 1: a version negotiation
+  quic_0rtt     bigint,              -- 1: the client sent 0-RTT packets
+  quic_spin     bigint,              -- 1: a 1-RTT packet with the spin bit set
+  quic_c_initial bigint,             -- bytes of the client's first Initial datagram (padding included)
+  quic_c_preval bigint,              -- the client's bytes before its address was validated
+  quic_s_preval bigint,              -- the server's bytes before that (at most 3 x quic_c_preval)
+  quic_amp_limited bigint,           -- 1: the server's first flight stopped at the 3x limit
+  quic_hs_rtts  bigint               -- round trips before the client's first 1-RTT packet
 );
 
 -- A flow is written as soon as its verdicts are final and updated in place when it ends.
@@ -110,4 +123,4 @@ CREATE UNIQUE INDEX flows_key ON flows(probe, run_id, flow_key, server_ip);
 
 CREATE INDEX flows_server ON flows(server_ip, server_port);
 
-COMMENT ON TABLE runs IS 'iwscope schema 4';
+COMMENT ON TABLE runs IS 'iwscope schema 5';

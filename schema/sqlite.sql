@@ -10,7 +10,7 @@
 -- (*_iw_*, *_smss, *_ff_*) describe that side as a sender.
 
 PRAGMA application_id = 1230459715; -- 0x49575343, 'IWSC'
-PRAGMA user_version = 4;
+PRAGMA user_version = 5;
 
 CREATE TABLE runs (
   probe           TEXT NOT NULL,     -- capture point (--probe, default the host name)
@@ -108,6 +108,19 @@ CREATE TABLE flows (
   flow_key      INTEGER NOT NULL,    -- the flow's number within its run
   c_acked_unseen INTEGER, s_acked_unseen INTEGER, -- that side's bytes the other acknowledged but
                                     -- the capture never showed (0: none; NULL: version < 4)
+  -- version 5: the transport, and what only QUIC has (NULL for TCP; docs/METHOD.md "QUIC")
+  transport     TEXT,                -- tcp | quic (NULL: version < 5, tcp)
+  quic_version  INTEGER,             -- as on the wire: 1, 1798521807 (v2), 4278190109 (draft-29), Q050 ...
+  alpn          TEXT,                -- the first ALPN protocol the client offered (QUIC)
+  quic_retry    INTEGER,             -- 1: the server sent a Retry
+  quic_vn       INTEGER,             -- 1: a version negotiation
+  quic_0rtt     INTEGER,             -- 1: the client sent 0-RTT packets
+  quic_spin     INTEGER,             -- 1: a 1-RTT packet with the spin bit set
+  quic_c_initial INTEGER,            -- bytes of the client's first Initial datagram (padding included)
+  quic_c_preval INTEGER,             -- the client's bytes before its address was validated
+  quic_s_preval INTEGER,             -- the server's bytes before that (at most 3 x quic_c_preval)
+  quic_amp_limited INTEGER,          -- 1: the server's first flight stopped at the 3x limit
+  quic_hs_rtts  INTEGER,             -- round trips before the client's first 1-RTT packet
   FOREIGN KEY (probe, run_id) REFERENCES runs (probe, id)
 );
 

@@ -338,7 +338,7 @@ def t_report_ro_fs(binary, tmp):
     upgraded = os.path.join(tmp, "upgraded.db")  # what the old file reads as once upgraded
     shutil.copy(os.path.join(PCAPS, "schema2.db"), upgraded)
     run(["report", upgraded], binary, 0)
-    eq(rows(upgraded, "PRAGMA user_version")[0]["user_version"], 4, "a writable old file upgrades")
+    eq(rows(upgraded, "PRAGMA user_version")[0]["user_version"], SCHEMA_VERSION, "a writable old file upgrades")
     before = digest(ro)
     eq(sorted(before), ["new.db", "old.db"], "files before")
     for name, same_as in (("new.db", os.path.join(tmp, "new-copy.db")), ("old.db", upgraded)):

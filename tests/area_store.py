@@ -15,11 +15,12 @@ def t_sqlite_upgrade(binary, tmp):
     rc, out, err = run(["report", db, "--by", "server"], binary)
     eq((rc, err), (0, ""), "report on a version-2 file")
     assert "Servers" in out, out
-    eq(rows(db, "PRAGMA user_version")[0]["user_version"], 4, "upgraded")
+    eq(rows(db, "PRAGMA user_version")[0]["user_version"], SCHEMA_VERSION, "upgraded")
     cols = [c["name"] for c in rows(db, "SELECT name FROM pragma_table_info('flows')")]
-    eq(cols[-8:], NEW_IN_3 + NEW_IN_4, "new columns, at the end of a migrated table")
+    added = NEW_IN_3 + NEW_IN_4 + NEW_IN_5
+    eq(cols[-len(added):], added, "new columns, at the end of a migrated table")
     new = rows(db, "SELECT * FROM flows ORDER BY flow_key")
-    eq([{k: v for k, v in r.items() if k not in NEW_IN_3 + NEW_IN_4} for r in new], old, "rows kept")
+    eq([{k: v for k, v in r.items() if k not in added} for r in new], old, "rows kept")
     eq({r["s_iw_end"] for r in new}, {None}, "evidence unknown for old rows")
     run(["-q", "--no-dpi", "--probe", "again", "-r", truth_pcap(), "-o", db], binary, 0)
     eq(rows(db, "SELECT count(*) AS n FROM flows WHERE probe = 'again' AND s_iw_end IS NOT NULL")[0]["n"] > 0,
@@ -414,14 +415,14 @@ def t_lacks(binary, tmp):
 
 @test("schema-3-file-upgraded-in-place", ("release", "asan"))
 def t_sqlite_upgrade_3(binary, tmp):
-    """A version-3 file (a fresh one taken back: version 4's columns dropped) is upgraded when
+    """A version-3 file (a fresh one taken back: versions 4's and 5's columns dropped) is upgraded when
     a run writes to it: its rows stay with the new columns NULL (unknown), the new columns come
     last, the new run's counters and flows have them."""
     db = analyse(binary, [truth_pcap()], tmp, ["--no-dpi", "--probe", "old"], "v3.db")
     con = sqlite3.connect(db)
     for v in [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'view'")]:
         con.execute("DROP VIEW %s" % v)
-    for c in NEW_IN_4:
+    for c in NEW_IN_4 + NEW_IN_5:
         con.execute("ALTER TABLE flows DROP COLUMN %s" % c)
     for c in NEW_RUNS_IN_4:
         con.execute("ALTER TABLE runs DROP COLUMN %s" % c)
@@ -430,13 +431,15 @@ def t_sqlite_upgrade_3(binary, tmp):
     con.close()
     old = rows(db, "SELECT * FROM flows ORDER BY flow_key")
     run(["-q", "--no-dpi", "--probe", "new", "-r", truth_pcap(), "-o", db], binary, 0)
-    eq(rows(db, "PRAGMA user_version")[0]["user_version"], 4, "upgraded")
+    eq(rows(db, "PRAGMA user_version")[0]["user_version"], SCHEMA_VERSION, "upgraded")
     cols = [c["name"] for c in rows(db, "SELECT name FROM pragma_table_info('flows')")]
-    eq(cols[-2:], NEW_IN_4, "flows' new columns last")
+    eq(cols[-14:], NEW_IN_4 + NEW_IN_5, "flows' new columns last")
     cols = [c["name"] for c in rows(db, "SELECT name FROM pragma_table_info('runs')")]
     eq(cols[-3:], NEW_RUNS_IN_4, "runs' new columns last")
     got = rows(db, "SELECT * FROM flows WHERE probe = 'old' ORDER BY flow_key")
-    eq([{k: v for k, v in r.items() if k not in NEW_IN_4} for r in got], old, "rows kept")
+    eq([{k: v for k, v in r.items() if k not in NEW_IN_4 + NEW_IN_5} for r in got], old, "rows kept")
+    eq({r["transport"] for r in got}, {None}, "old rows: transport unknown (tcp)")
+    eq({r["transport"] for r in rows(db, "SELECT * FROM flows WHERE probe = 'new'")}, {"tcp"}, "new rows: tcp")
     eq({(r["c_acked_unseen"], r["s_acked_unseen"]) for r in got}, {(None, None)}, "unknown for old rows")
     eq({(r["c_acked_unseen"], r["s_acked_unseen"])
         for r in rows(db, "SELECT * FROM flows WHERE probe = 'new'")}, {(0, 0)}, "the new run's flows")

@@ -45,6 +45,9 @@ SELECTED = []  # the names of the tests this run runs, in order (tests/run.py se
 NEW_IN_3 = ["c_iw_end", "s_iw_end", "c_iw_next", "s_iw_next", "c_iw_pause_us", "s_iw_pause_us"]
 NEW_IN_4 = ["c_acked_unseen", "s_acked_unseen"]             # flows
 NEW_RUNS_IN_4 = ["one_direction", "syn_opts_cut", "acked_unseen"]
+NEW_IN_5 = ["transport", "quic_version", "alpn", "quic_retry", "quic_vn", "quic_0rtt", "quic_spin",
+            "quic_c_initial", "quic_c_preval", "quic_s_preval", "quic_amp_limited", "quic_hs_rtts"]
+SCHEMA_VERSION = 5
 
 
 class Skip(Exception):

@@ -179,6 +179,7 @@ enum iw_std classify_flight(enum ff_limit limit, unsigned segs, unsigned bytes, 
 	case LIMIT_RWND:
 	case LIMIT_NAGLE:
 	case LIMIT_AMBIGUOUS:
+	case LIMIT_AMPLIFICATION:
 		classify_iw_class(buf, len, segs, 0);
 		return STD_NULL;
 	default:
@@ -238,6 +239,7 @@ const char *classify_limit_name(enum ff_limit l)
 	case LIMIT_LOSS: return "loss";
 	case LIMIT_NAGLE: return "nagle";
 	case LIMIT_AMBIGUOUS: return "ambiguous";
+	case LIMIT_AMPLIFICATION: return "amplification";
 	default: return NULL;
 	}
 }

@@ -345,6 +345,7 @@ static enum decode_result decode_tcp(struct decode_cursor *c, uint32_t seglen, s
 	uint16_t hlen = (uint16_t)((t[12] >> 4) * 4);
 	if (hlen < 20 || hlen > seglen)
 		return DECODE_BAD_TCP;
+	out->transport = 6;
 	out->sport = rd_be16(t);
 	out->dport = rd_be16(t + 2);
 	out->seq = rd_be32(t + 4);
@@ -396,8 +397,9 @@ static enum decode_result decode_gtpu(struct decode_cursor *c, struct pkt *out)
 	return decode_ip(c, out);
 }
 
-/* UDP tunnels: VXLAN (RFC 7348, port 4789) and GTP-U (port 2152); anything else is not TCP. */
-static enum decode_result decode_udp(struct decode_cursor *c, struct pkt *out)
+/* UDP tunnels: VXLAN (RFC 7348, port 4789) and GTP-U (port 2152); any other datagram is
+ * DECODE_UDP, its payload for the QUIC tracker (len: the IP payload length). */
+static enum decode_result decode_udp(struct decode_cursor *c, uint32_t len, struct pkt *out)
 {
 	if (avail(c) < 8)
 		return DECODE_NOT_TCP;
@@ -410,7 +412,22 @@ static enum decode_result decode_udp(struct decode_cursor *c, struct pkt *out)
 		c->p += 8;
 		return decode_gtpu(c, out);
 	}
-	return DECODE_NOT_TCP;
+	uint32_t ulen = rd_be16(c->p + 4);
+	if (ulen < 8 || ulen > len)
+		ulen = len; /* zero (jumbogram, offload) or impossible: the IP length decides */
+	out->transport = 17;
+	out->sport = sport;
+	out->dport = dport;
+	out->flags = 0;
+	out->seq = out->ack = 0;
+	out->win = 0;
+	out->tcp_hlen = 0;
+	out->opt.present = 0;
+	out->payload_len = ulen >= 8 ? ulen - 8 : 0;
+	out->payload = c->p + 8;
+	size_t cap = avail(c) - 8;
+	out->payload_cap = (uint32_t)(cap < out->payload_len ? cap : out->payload_len);
+	return DECODE_UDP;
 }
 
 /* GRE (RFC 2784/2890): flags, protocol, then optional checksum, key and sequence words. */
@@ -460,7 +477,7 @@ static enum decode_result decode_transport(struct decode_cursor *c, uint8_t prot
 	case 17:
 		if (avail(c) > len)
 			c->end = c->p + len;
-		return decode_udp(c, out);
+		return decode_udp(c, len, out);
 	default:
 		return DECODE_NOT_TCP;
 	}

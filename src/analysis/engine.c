@@ -9,6 +9,7 @@
 #include "decode.h"
 #include "flight.h"
 #include "handshake.h"
+#include "quicflow.h"
 #include "stage.h"
 
 struct engine {
@@ -23,7 +24,7 @@ struct engine {
 	uint64_t dpi_local_peak;   /* the stage's share here: its peak of nDPI states */
 	uint64_t now_us;           /* latest capture time seen (time never runs backwards here) */
 	uint64_t next_expire_us;
-	uint64_t packets, bytes, tcp_packets, flows_out, evicted;
+	uint64_t packets, bytes, tcp_packets, quic_packets, flows_out, evicted;
 	uint64_t one_direction, syn_opts_cut, acked_unseen; /* what the capture lacks (flow.h) */
 	uint64_t next_key;         /* flows begun so far: the next one's key follows from it */
 	struct names_pool names;   /* requests held while incomplete (names.c) */
@@ -106,6 +107,7 @@ void engine_free(engine *e)
 			dpi_finish(d, &f->dpi, NULL);
 		dpi_state_free(&f->dpi);
 		names_free(&f->hunt, &e->names);
+		quicflow_free(f);
 		flow_remove(e->flows, f);
 	}
 	flow_table_free(e->flows);
@@ -153,6 +155,7 @@ static int emit(engine *e, struct flow *f, enum end_reason why)
 	int rc = write_record(e, f);
 	dpi_state_free(&f->dpi);
 	names_free(&f->hunt, &e->names);
+	quicflow_free(f);
 	flow_remove(e->flows, f);
 	e->flows_out++;
 	return rc;
@@ -177,9 +180,9 @@ static int expire(engine *e)
 	return 0;
 }
 
-static struct flow *new_flow(engine *e, const struct pkt *p)
+static struct flow *new_flow(engine *e, const struct pkt *p, bool src_is_client)
 {
-	struct flow *f = flow_insert(e->flows, p, handshake_src_is_client(p));
+	struct flow *f = flow_insert(e->flows, p, src_is_client);
 	if (!f) { /* full: evict the stalest flow, counted */
 		struct flow *old = flow_oldest(e->flows);
 		if (!old)
@@ -187,14 +190,59 @@ static struct flow *new_flow(engine *e, const struct pkt *p)
 		e->evicted++;
 		if (emit(e, old, END_EVICTED) != 0)
 			return NULL;
-		f = flow_insert(e->flows, p, handshake_src_is_client(p));
+		f = flow_insert(e->flows, p, src_is_client);
 		if (!f)
 			return NULL;
 	}
 	f->first_us = p->ts_us;
-	f->roles_guessed = !(p->flags & TH_SYN);
+	f->roles_guessed = p->transport == 6 && !(p->flags & TH_SYN);
 	f->key = e->next_key++ * (e->opts.key_step ? e->opts.key_step : 1) + e->opts.key_first + 1;
 	return f;
+}
+
+/* Hands p to nDPI on this thread or to the stage. 0, or -1 when the stage failed. */
+static int inspect(engine *e, struct flow *f, const struct pkt *p)
+{
+	if (e->stage) {
+		if (stage_inspect(e->stage, f, p) != 0) {
+			e->failed = 1;
+			return -1;
+		}
+	} else if (e->dpi && dpi_wants(p) && !dpi_decided(&f->dpi)) {
+		dpi_packet(e->dpi, &f->dpi, p->ip_hdr, p->ip_cap, p->ts_us);
+	}
+	return 0;
+}
+
+/* A UDP datagram: a QUIC connection's (one it starts, or one of an open one), else counted
+ * as not TCP. */
+static int udp_datagram(engine *e, const struct pkt *p)
+{
+	int dir = 0;
+	struct flow *f = flow_lookup(e->flows, p, &dir);
+	if (!f) {
+		bool client = false;
+		if (!quicflow_starts(p, &client)) {
+			e->reasons[DECODE_NOT_TCP]++;
+			return 0;
+		}
+		f = new_flow(e, p, client);
+		if (!f)
+			return e->failed ? -1 : 0;
+		dir = client ? 0 : 1;
+		if (e->stage)
+			stage_begin_flow(e->stage, f, e->packets);
+	}
+	e->quic_packets++;
+	if (e->stage)
+		stage_own_packet(e->stage);
+	if (p->ts_us > f->last_us)
+		f->last_us = p->ts_us;
+	quicflow_update(f, p, dir);
+	if (inspect(e, f, p) != 0)
+		return -1;
+	flow_touch(e->flows, f);
+	return 0;
 }
 
 int engine_packet(engine *e, int dlt, const uint8_t *data, uint32_t caplen, uint32_t wirelen,
@@ -213,6 +261,8 @@ int engine_packet(engine *e, int dlt, const uint8_t *data, uint32_t caplen, uint
 			return -1;
 	}
 	enum decode_result dr = decode_packet(dlt, data, caplen, ts_us, &p);
+	if (dr == DECODE_UDP)
+		return udp_datagram(e, &p);
 	if (dr != DECODE_OK) {
 		e->reasons[dr]++;
 		return 0;
@@ -228,7 +278,7 @@ int engine_packet(engine *e, int dlt, const uint8_t *data, uint32_t caplen, uint
 		f = NULL;
 	}
 	if (!f) {
-		f = new_flow(e, &p);
+		f = new_flow(e, &p, handshake_src_is_client(&p));
 		if (!f)
 			return e->failed ? -1 : 0;
 		dir = memcmp(&f->c_addr, &p.src, sizeof(p.src)) == 0 && f->c_port == p.sport ? 0 : 1;
@@ -239,14 +289,8 @@ int engine_packet(engine *e, int dlt, const uint8_t *data, uint32_t caplen, uint
 		f->last_us = ts_us;
 	handshake_update(f, &p, dir);
 	flight_update(f, &p, dir, &e->fopts);
-	if (e->stage) {
-		if (stage_inspect(e->stage, f, &p) != 0) {
-			e->failed = 1;
-			return -1;
-		}
-	} else if (e->dpi && dpi_wants(&p) && !dpi_decided(&f->dpi)) {
-		dpi_packet(e->dpi, &f->dpi, p.ip_hdr, p.ip_cap, p.ts_us);
-	}
+	if (inspect(e, f, &p) != 0)
+		return -1;
 	if (e->hunt && dir == 0 && !f->hunt.done) { /* data on a SYN follows its number */
 		uint32_t seq = p.seq + ((p.flags & TH_SYN) != 0);
 		if (p.flags & TH_SYN)
@@ -285,6 +329,7 @@ void engine_stats(const engine *e, struct run_info *run)
 	run->packets = e->packets;
 	run->bytes = e->bytes;
 	run->tcp_packets = e->tcp_packets;
+	run->quic_packets = e->quic_packets;
 	run->flows = e->flows_out;
 	run->evicted = e->evicted;
 	run->one_direction = e->one_direction;

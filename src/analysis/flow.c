@@ -171,7 +171,7 @@ struct flow *flow_lookup(flow_table *t, const struct pkt *p, int *dir)
 {
 	for (uint32_t i = t->buckets[tuple_hash(t, p)]; i; i = at(t, i)->hnext) {
 		struct flow *f = at(t, i);
-		if (f->ip_ver != p->ip_ver)
+		if (f->ip_ver != p->ip_ver || f->transport != p->transport)
 			continue;
 		if (f->c_port == p->sport && f->s_port == p->dport && same_addr(&f->c_addr, &p->src) &&
 		    same_addr(&f->s_addr, &p->dst)) {
@@ -256,6 +256,7 @@ struct flow *flow_insert(flow_table *t, const struct pkt *p, bool src_is_client)
 	f->self = idx;
 	f->in_use = true;
 	f->ip_ver = p->ip_ver;
+	f->transport = p->transport;
 	f->c_addr = src_is_client ? p->src : p->dst;
 	f->c_port = src_is_client ? p->sport : p->dport;
 	f->s_addr = src_is_client ? p->dst : p->src;

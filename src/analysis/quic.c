@@ -135,10 +135,11 @@ enum quic_parse quic_header(const uint8_t *d, size_t n, size_t cap, struct quic_
 		return QUIC_UNKNOWN_VERSION;
 	if (!(d[0] & 0x40))
 		return QUIC_NOT;
+	h->type = long_type(h->version, d[0]); /* known even when the rest is cut */
 	size_t i = read_cids(d, n, cap, h);
 	if (!i)
-		return n < 7 ? QUIC_NOT : QUIC_CUT;
-	h->type = long_type(h->version, d[0]);
+		return n < 7 || h->dcid_len > QUIC_CID_MAX || h->scid_len > QUIC_CID_MAX ? QUIC_NOT
+		                                                                        : QUIC_CUT;
 	if (h->type == QUIC_RETRY)
 		return QUIC_OK; /* a token and a 16-byte tag: the rest of the datagram */
 	uint64_t v;

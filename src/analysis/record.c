@@ -9,6 +9,7 @@
 #include "classify.h"
 #include "flight.h"
 #include "handshake.h"
+#include "quicflow.h"
 #include "record_columns.h"
 
 static int64_t opt_val(bool known, int64_t v) { return known ? v : NULL64; }
@@ -53,7 +54,10 @@ static void side_syn_record(const struct side *sd, struct side_record *r)
 static void side_flight_record(const struct flow *f, int sender, struct side_record *r)
 {
 	struct ff_verdict v;
-	flight_verdict(f, sender, &v);
+	if (f->transport == 17)
+		quicflow_verdict(f, sender, &v);
+	else
+		flight_verdict(f, sender, &v);
 	bool data = v.limit != LIMIT_UNKNOWN && v.limit != LIMIT_NONE;
 	const struct first_flight *ff = sender == 0 ? &f->c.ff : &f->s.ff;
 	r->iw_limit = (uint8_t)v.limit;
@@ -127,6 +131,15 @@ void record_build(const struct flow *f, const char *asked_name, struct flow_reco
 		r->server_name[0] = '\0';
 	r->flow_key = (int64_t)f->key;
 	r->update = f->written;
+	if (f->transport == 17) {
+		quicflow_record(f, r);
+		return;
+	}
+	r->transport = 6;
+	r->quic_version = r->quic_retry = r->quic_vn = r->quic_0rtt = r->quic_spin = NULL64;
+	r->quic_c_initial = r->quic_c_preval = r->quic_s_preval = NULL64;
+	r->quic_amp_limited = r->quic_hs_rtts = NULL64;
+	r->alpn[0] = '\0';
 }
 
 /* ---- the columns --------------------------------------------------------------------------- */
@@ -134,7 +147,7 @@ void record_build(const struct flow *f, const char *asked_name, struct flow_reco
 #define ENTRY(name, type, value) { #name, COL_##type },
 #define SIDE_ENTRIES(name, type, value) { "c_" #name, COL_##type }, { "s_" #name, COL_##type },
 const struct record_column record_columns[] = {
-	FLOW_HEAD(ENTRY) SIDE(SIDE_ENTRIES) FLOW_TAIL(ENTRY) SIDE_TAIL(SIDE_ENTRIES)
+	FLOW_HEAD(ENTRY) SIDE(SIDE_ENTRIES) FLOW_TAIL(ENTRY) SIDE_TAIL(SIDE_ENTRIES) FLOW_TAIL5(ENTRY)
 };
 const unsigned record_ncolumns = sizeof(record_columns) / sizeof(record_columns[0]);
 
@@ -143,6 +156,7 @@ enum { FLOW_HEAD(ID) N_HEAD };
 enum { SIDE(ID) N_SIDE };
 enum { FLOW_TAIL(ID) N_TAIL };
 enum { SIDE_TAIL(ID) N_SIDE_TAIL };
+enum { FLOW_TAIL5(ID) N_TAIL5 };
 
 #define PUT_INT(value) (*i = (int64_t)(value), COL_INT)
 #define PUT_TEXT(value) (*s = (value), COL_TEXT)
@@ -164,11 +178,15 @@ int record_value(const struct flow_record *r, unsigned col, int64_t *i, const ch
 		switch (col - N_HEAD - 2 * N_SIDE) {
 		FLOW_TAIL(CASE)
 		}
-	} else {
+	} else if (col < N_HEAD + 2 * N_SIDE + N_TAIL + 2 * N_SIDE_TAIL) {
 		unsigned k = col - N_HEAD - 2 * N_SIDE - N_TAIL;
 		const struct side_record *sd = k % 2 ? &r->s : &r->c;
 		switch (k / 2) {
 		SIDE_TAIL(CASE)
+		}
+	} else {
+		switch (col - N_HEAD - 2 * N_SIDE - N_TAIL - 2 * N_SIDE_TAIL) {
+		FLOW_TAIL5(CASE)
 		}
 	}
 	*i = NULL64;

@@ -202,7 +202,7 @@ static int sink_flow(void *self, const struct flow_record *r)
 #define BIND_SIDES(name, type, value) \
 	{ const struct side_record *sd = &r->c; BIND_##type(value); } \
 	{ const struct side_record *sd = &r->s; BIND_##type(value); }
-	FLOW_HEAD(BIND) SIDE(BIND_SIDES) FLOW_TAIL(BIND) SIDE_TAIL(BIND_SIDES)
+	FLOW_HEAD(BIND) SIDE(BIND_SIDES) FLOW_TAIL(BIND) SIDE_TAIL(BIND_SIDES) FLOW_TAIL5(BIND)
 #undef BIND_INT
 #undef BIND_TEXT
 #undef BIND

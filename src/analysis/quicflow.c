@@ -1,0 +1,307 @@
+/* quicflow: a QUIC connection followed from its datagrams, on a struct flow of transport 17.
+ * The flow's handshake times are the QUIC handshake's (syn_us: the client's first Initial,
+ * synack_us: the server's first datagram, ack_us: the client's first datagram after it), its
+ * sides count datagrams and UDP payload bytes, and each side's struct first_flight holds its
+ * first flight in datagrams (docs/METHOD.md "QUIC"). */
+#include "quicflow.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bytes.h"
+#include "quic.h"
+
+struct quic_conn {
+	uint32_t version;             /* the last long header's (after version negotiation) */
+	uint8_t dcid_len;             /* the client's Initial DCID, which the keys come from */
+	uint8_t dcid[QUIC_CID_MAX];
+	bool keys;                    /* ck valid for dcid */
+	bool retry, vn, zero_rtt, spin;
+	bool validated;               /* the client sent a Handshake or 1-RTT packet */
+	bool c_short;                 /* the client sent a 1-RTT packet */
+	bool hello_done;              /* sni and alpn final (found, or no longer looked for) */
+	bool amp_stall;               /* the server's first flight stopped at 3x, unvalidated */
+	uint8_t hello_tries;          /* client Initial packets looked at for the hello */
+	struct quic_keys ck;
+	uint32_t c_initial;           /* the client's first Initial datagram's bytes */
+	uint64_t c_preval, s_preval;  /* bytes before the client's address was validated */
+	uint16_t s_max_dgram;         /* largest server datagram of its first flight */
+	uint8_t *hello;               /* CRYPTO bytes of the client's Initials, while looked for */
+	uint8_t *filled;              /* one bit per hello byte received */
+	char sni[128];
+	char alpn[QUIC_ALPN_MAX];
+};
+
+#define HELLO_TRIES 8 /* client Initial packets looked at for the ClientHello, at most */
+
+bool quicflow_starts(const struct pkt *p, bool *client)
+{
+	if (!quic_looks_long(p->payload, p->payload_cap))
+		return false;
+	struct quic_hdr h;
+	enum quic_parse r = quic_header(p->payload, p->payload_len, p->payload_cap, &h);
+	if (r != QUIC_OK && r != QUIC_CUT) /* cut: the snaplen; the type is known */
+		return false;
+	/* a client's first Initial fills a datagram of at least 1200 bytes (RFC 9000 14.1);
+	 * otherwise the port says which side serves (the lower one, 443 first) */
+	if (h.type == QUIC_INITIAL && p->payload_len >= 1200)
+		*client = true;
+	else if (p->dport == 443 || p->sport == 443)
+		*client = p->dport == 443;
+	else
+		*client = p->dport < p->sport;
+	return h.type != QUIC_VN && h.type != QUIC_SHORT;
+}
+
+/* ---- the ClientHello from the client's Initial packets --------------------------------------- */
+
+static void on_crypto(void *arg, uint64_t off, const uint8_t *d, size_t n)
+{
+	struct quic_conn *q = arg;
+	if (off >= QUIC_HELLO_MAX)
+		return;
+	if (n > QUIC_HELLO_MAX - off)
+		n = (size_t)(QUIC_HELLO_MAX - off);
+	memcpy(q->hello + off, d, n);
+	for (size_t i = (size_t)off; i < off + n; i++)
+		q->filled[i / 8] |= (uint8_t)(1u << (i % 8));
+}
+
+/* Bytes of the hello received from offset 0 on without a gap. */
+static size_t hello_have(const struct quic_conn *q)
+{
+	size_t i = 0;
+	while (i < QUIC_HELLO_MAX && (q->filled[i / 8] >> (i % 8) & 1))
+		i++;
+	return i;
+}
+
+static void hello_end(struct quic_conn *q)
+{
+	free(q->hello);
+	free(q->filled);
+	q->hello = q->filled = NULL;
+	q->hello_done = true;
+}
+
+/* A client Initial packet (its bytes at pkt, h parsed): opened, its CRYPTO frames kept. */
+static void client_initial(struct quic_conn *q, const uint8_t *pkt, const struct quic_hdr *h)
+{
+	if (!q->keys || q->dcid_len != h->dcid_len || memcmp(q->dcid, h->dcid, h->dcid_len) != 0) {
+		/* the first Initial, or one after a Retry (a new DCID): its keys */
+		q->dcid_len = h->dcid_len;
+		memcpy(q->dcid, h->dcid, h->dcid_len);
+		q->keys = quic_initial_keys(h->version, h->dcid, h->dcid_len, false, &q->ck);
+	}
+	if (q->hello_done || !q->keys || ++q->hello_tries > HELLO_TRIES) {
+		if (!q->hello_done && q->hello_tries > HELLO_TRIES)
+			hello_end(q);
+		return;
+	}
+	if (!q->hello) {
+		q->hello = malloc(QUIC_HELLO_MAX);
+		q->filled = calloc(QUIC_HELLO_MAX / 8, 1);
+		if (!q->hello || !q->filled) {
+			hello_end(q);
+			return;
+		}
+	}
+	uint8_t *copy = malloc(h->size);
+	if (!copy)
+		return;
+	memcpy(copy, pkt, h->size);
+	uint32_t pn;
+	const uint8_t *fr;
+	size_t fl;
+	if (quic_initial_open(copy, h, &q->ck, &pn, &fr, &fl) == QUIC_OK) {
+		struct quic_frames f;
+		quic_read_frames(fr, fl, &f, on_crypto, q);
+		size_t have = hello_have(q);
+		if (have >= 4 && quic_hello(q->hello, have, q->sni, q->alpn))
+			hello_end(q);
+	}
+	free(copy);
+}
+
+/* ---- datagrams ------------------------------------------------------------------------------- */
+
+/* The packets of one datagram, coalesced (RFC 9000 12.2). Returns the type of its first. */
+static enum quic_type read_packets(struct quic_conn *q, const struct pkt *p, int dir)
+{
+	enum quic_type first = QUIC_SHORT;
+	size_t pos = 0, n = p->payload_len, cap = p->payload_cap;
+	while (pos < n) {
+		struct quic_hdr h;
+		if (quic_header(p->payload + pos, n - pos, cap > pos ? cap - pos : 0, &h) != QUIC_OK)
+			return first; /* padding after the last packet, or cut by the snaplen */
+		if (pos == 0)
+			first = (enum quic_type)h.type;
+		if (h.type == QUIC_VN) {
+			q->vn = true;
+			return first;
+		}
+		if (h.type == QUIC_SHORT) {
+			q->spin |= h.spin;
+			if (dir == 0)
+				q->c_short = q->validated = true;
+			return first;
+		}
+		if (h.type == QUIC_GQUIC) {
+			q->version = h.version;
+			return first;
+		}
+		q->version = h.version;
+		if (h.type == QUIC_RETRY) {
+			q->retry = true;
+			return first;
+		}
+		if (dir == 0 && h.type == QUIC_0RTT)
+			q->zero_rtt = true;
+		if (dir == 0 && h.type == QUIC_HANDSHAKE)
+			q->validated = true;
+		if (dir == 0 && h.type == QUIC_INITIAL)
+			client_initial(q, p->payload + pos, &h);
+		pos += h.size;
+	}
+	return first;
+}
+
+/* The first flights, in datagrams (docs/METHOD.md "QUIC"): the client's, until the server's
+ * first datagram; the server's, from its first datagram until the client's next one passes the
+ * vantage point (nothing the server sent before could have been released by it) or a pause of
+ * half the handshake's round trip. */
+static void flights(struct flow *f, struct quic_conn *q, const struct pkt *p, int dir)
+{
+	struct first_flight *mine = dir == 0 ? &f->c.ff : &f->s.ff;
+	struct first_flight *other = dir == 0 ? &f->s.ff : &f->c.ff;
+	uint32_t len = p->payload_len;
+	if (other->state == FF_OPEN) { /* this datagram answers the other side's flight */
+		other->state = FF_CLOSED;
+		other->end = FF_END_TIMING;
+		other->next_us = p->ts_us;
+	}
+	if (mine->state == FF_WAIT) {
+		mine->state = FF_OPEN;
+		mine->rule = RULE_TIMING;
+		mine->first_us = p->ts_us;
+	} else if (mine->state == FF_OPEN) {
+		int64_t rtt = flight_rtt(f), gap = (int64_t)(p->ts_us - mine->last_us);
+		if (rtt > 0 && gap * 2 >= rtt) {
+			mine->state = FF_CLOSED;
+			mine->end = FF_END_PAUSE;
+			mine->next_us = p->ts_us;
+			mine->next_pause = true;
+		}
+	}
+	if (mine->state == FF_OPEN) {
+		mine->segs++;
+		mine->bytes += len;
+		mine->last_us = p->ts_us;
+		if (dir == 1 && len > q->s_max_dgram)
+			q->s_max_dgram = len > UINT16_MAX ? UINT16_MAX : (uint16_t)len;
+	}
+}
+
+bool quicflow_update(struct flow *f, const struct pkt *p, int dir)
+{
+	if (!f->quic && !(f->quic = calloc(1, sizeof(*f->quic))))
+		return false;
+	struct quic_conn *q = f->quic;
+	struct side *sd = dir == 0 ? &f->c : &f->s;
+	bool was_validated = q->validated;
+	enum quic_type first = read_packets(q, p, dir);
+	if (dir == 0 && !q->c_initial && first == QUIC_INITIAL)
+		q->c_initial = p->payload_len;
+	if (dir == 1 && (first == QUIC_VN || first == QUIC_RETRY)) {
+		/* the server asks for another Initial: the handshake starts again with it */
+		memset(&f->c.ff, 0, sizeof(f->c.ff));
+		f->syn_us = f->synack_us = f->ack_us = 0;
+		q->c_preval = 0;
+		sd->pkts++;
+		sd->bytes += p->payload_len;
+		return true;
+	}
+	if (dir == 0 && !f->syn_us)
+		f->syn_us = p->ts_us;
+	if (dir == 1 && !f->synack_us)
+		f->synack_us = p->ts_us;
+	if (dir == 0 && f->synack_us && !f->ack_us)
+		f->ack_us = p->ts_us;
+	if (!was_validated) { /* what each side sent before the client's address was validated */
+		if (dir == 0)
+			q->c_preval += p->payload_len;
+		else
+			q->s_preval += p->payload_len;
+	}
+	flights(f, q, p, dir);
+	sd->pkts++;
+	sd->bytes += p->payload_len;
+	return true;
+}
+
+/* ---- verdicts and the record ----------------------------------------------------------------- */
+
+void quicflow_verdict(const struct flow *f, int sender, struct ff_verdict *v)
+{
+	const struct first_flight *ff = sender == 0 ? &f->c.ff : &f->s.ff;
+	const struct quic_conn *q = f->quic;
+	memset(v, 0, sizeof(*v));
+	v->pause_us = -1;
+	if (!q || ff->state == FF_WAIT) {
+		v->limit = LIMIT_NONE;
+		return;
+	}
+	v->rule = RULE_TIMING;
+	v->end = (enum ff_end)ff->end;
+	v->segs = ff->segs;
+	v->bytes = ff->bytes;
+	if (ff->state == FF_CLOSED)
+		v->pause_us = (int64_t)(ff->next_us - ff->last_us);
+	/* the server before the client's address was validated: at most three times what it had
+	 * received (RFC 9000 8.1); a flight that one more datagram would have taken past that
+	 * stopped there */
+	if (sender == 1 && ff->state == FF_CLOSED && q->s_max_dgram &&
+	    ff->bytes + q->s_max_dgram > 3 * q->c_preval && ff->bytes <= 3 * q->c_preval) {
+		v->limit = LIMIT_AMPLIFICATION;
+		return;
+	}
+	/* what ended a flight the packets do not show (the datagrams' packet numbers and ACKs
+	 * are encrypted): a lower bound */
+	v->limit = LIMIT_AMBIGUOUS;
+}
+
+void quicflow_record(const struct flow *f, struct flow_record *r)
+{
+	const struct quic_conn *q = f->quic;
+	r->transport = 17;
+	r->quic_version = q ? (int64_t)q->version : NULL64;
+	r->quic_retry = q ? q->retry : NULL64;
+	r->quic_vn = q ? q->vn : NULL64;
+	r->quic_0rtt = q ? q->zero_rtt : NULL64;
+	r->quic_spin = q ? q->spin : NULL64;
+	r->quic_c_initial = q && q->c_initial ? (int64_t)q->c_initial : NULL64;
+	r->quic_c_preval = q ? (int64_t)q->c_preval : NULL64;
+	r->quic_s_preval = q ? (int64_t)q->s_preval : NULL64;
+	struct ff_verdict v;
+	quicflow_verdict(f, 1, &v);
+	r->quic_amp_limited = f->s.ff.state == FF_CLOSED ? v.limit == LIMIT_AMPLIFICATION : NULL64;
+	/* one round trip, one more for a Retry, for a version negotiation and for a server's
+	 * flight the amplification limit stopped; known once the client sent 1-RTT data */
+	r->quic_hs_rtts = q && q->c_short ? 1 + q->retry + q->vn + (int64_t)(v.limit == LIMIT_AMPLIFICATION)
+	                                  : NULL64;
+	snprintf(r->alpn, sizeof(r->alpn), "%s", q ? q->alpn : "");
+	r->c.acked_unseen = r->s.acked_unseen = NULL64; /* no sequence numbers in sight */
+	if (q && q->sni[0] && !r->server_name[0])
+		snprintf(r->server_name, sizeof(r->server_name), "%s", q->sni);
+}
+
+void quicflow_free(struct flow *f)
+{
+	if (!f->quic)
+		return;
+	free(f->quic->hello);
+	free(f->quic->filled);
+	free(f->quic);
+	f->quic = NULL;
+}
