@@ -220,7 +220,8 @@ static void draw_rwnd(ui *u, int y, int x, int w, int h)
 		if (u->t.rwnd[i] > max)
 			max = u->t.rwnd[i];
 	for (unsigned i = 0; i < UITABLE_RWND && (int)i + 1 < h; i++) {
-		mvprintw(y + 1 + (int)i, x, "%-6s%7llu ", classify_rwnd_name((enum rwnd_class)(RWND_6KB + i)), (unsigned long long)u->t.rwnd[i]);
+		const char *name = classify_rwnd_name((enum rwnd_class)(RWND_6KB + i));
+		mvprintw(y + 1 + (int)i, x, "%-6s%7llu ", name, (unsigned long long)u->t.rwnd[i]);
 		bar(u, y + 1 + (int)i, x + 14, w - 15, u->t.rwnd[i], max, C_RWND, '#');
 	}
 }
