@@ -1,4 +1,5 @@
-/* capture: libpcap sources. Several files are one continuous capture. */
+/* capture: capture files (pcap, pcapng, a pipe), several as one continuous capture merged by
+ * packet time, and their replay at the capture's pace. Live interfaces: capture_live.h. */
 #ifndef IWSCOPE_CAPTURE_H
 #define IWSCOPE_CAPTURE_H
 
@@ -75,45 +76,6 @@ void capture_file_idle(capture_file *cf, capture_idle_fn fn, void *arg);
 const char *capture_file_error(capture_file *cf);
 void capture_file_close(capture_file *cf);
 
-/* A live interface (libpcap, TPACKET_V3 ring, non-blocking). */
-typedef struct capture_live capture_live;
-
-struct live_opts {
-	const char *iface;    /* borrowed until the capture is closed */
-	int snaplen;          /* 0 = LIVE_SNAPLEN */
-	int buffer_kib;       /* 0 = LIVE_BUFFER_KIB */
-	const char *filter;   /* NULL = "tcp" */
-	int promisc;
-};
-
-/* Opens and activates iface. NULL with one line in err (no such device, no permission...). */
-capture_live *capture_live_open(const struct live_opts *o, char *err, size_t errlen);
-
-/* Waits up to timeout_ms for packets and hands every one available to fn. Returns the number
- * of packets, or -1 on a capture error (message in err) or when fn asked to stop. */
-int capture_live_step(capture_live *c, int timeout_ms, capture_fn fn, void *arg, char *err,
-                      size_t errlen);
-
-/* Waits up to timeout_ms until one of n captures (at most LIVE_IFACES_MAX) has packets: 1, or
- * 0 when none came. */
-int capture_live_wait(capture_live *const *cs, unsigned n, int timeout_ms);
-
-/* Hands every packet c holds now to fn, without waiting: the number of packets, or -1 as
- * capture_live_step. */
-int capture_live_dispatch(capture_live *c, capture_fn fn, void *arg, char *err, size_t errlen);
-
-/* The interface's name, as given in live_opts. */
-const char *capture_live_name(const capture_live *c);
-
-/* The interface's link type (DLT_*). */
-int capture_live_dlt(const capture_live *c);
-
-/* libpcap's counts: packets received and dropped by the kernel / interface. */
-void capture_live_stats(capture_live *c, int64_t *received, int64_t *dropped);
-void capture_live_close(capture_live *c);
-/* The snaplen and kernel buffer the capture was opened with. */
-void capture_live_settings(const capture_live *c, int *snaplen, int *buffer_kib);
-
 /* Replays files (merged by packet time, as capture_files) at their own pace times speed (0 = as
  * fast as possible), in steps, so a dashboard can refresh between them. */
 typedef struct capture_replay capture_replay;
@@ -137,5 +99,18 @@ int capture_check_filter(const char *filter, char *err, size_t errlen);
 
 /* libpcap's version string. */
 const char *capture_pcap_version(void);
+
+/* For capture_live.c, which opens interfaces with the same checks as files: a link type's
+ * name and description from libpcap ("EN10MB [Ethernet] (DLT 1)"), and filter compiled and
+ * installed on a libpcap handle (kept in *keep when keep is not NULL, else freed): 0, or -1
+ * with libpcap's reason in err. */
+struct pcap;
+struct bpf_program;
+void capture_link_name(int dlt, char *buf, size_t len);
+int capture_set_filter(struct pcap *pc, struct bpf_program *keep, const char *filter, char *err,
+                       size_t errlen);
+
+/* Live interfaces: capture_live.h, here so that every source is one include away. */
+#include "capture_live.h"
 
 #endif

@@ -12,7 +12,8 @@ unsigned classify_ittl(unsigned ttl);
 
 /* Receiver classes (docs/METHOD.md "Receivers"); RWND_NULL: no SYN seen. */
 enum rwnd_class { RWND_NULL = 0, RWND_6KB, RWND_10MSS, RWND_20MSS, RWND_64KB, RWND_8192,
-                  RWND_16384, RWND_OTHER };
+                  RWND_16384, RWND_OTHER,
+                  RWND_CLASSES /* how many, RWND_NULL included: not a class */ };
 
 /* Receiver class from a SYN's unscaled window and MSS (0 = no MSS); its name: "6KB", "10MSS",
  * "20MSS", "64KB", "8192", "16384" or "other" (static strings; NULL for RWND_NULL). */

@@ -72,6 +72,7 @@ const char *classify_rwnd_name(enum rwnd_class c)
 {
 	static const char *const names[] = { NULL, "6KB", "10MSS", "20MSS", "64KB", "8192", "16384",
 	                                     "other" };
+	_Static_assert(sizeof(names) / sizeof(names[0]) == RWND_CLASSES, "a name per receiver class");
 	return (unsigned)c < sizeof(names) / sizeof(names[0]) ? names[c] : NULL;
 }
 

@@ -21,45 +21,14 @@
 
 #include "dbread.h"
 #include "exitcode.h"
-#include "json.h"
+#include "svg.h"
 
-#define W 800
-#define H 480
-#define ML 70  /* margins */
-#define MR 170
-#define MT 62
-#define MB 60
-#define PW (W - ML - MR) /* the plot area */
-#define PH (H - MT - MB)
 #define MAXP 20000 /* points kept per series */
-#define MAXTICKS 32
-
-/* One colour per meaning, the same in every chart. */
-static const struct {
-	const char *key, *colour;
-} colours[] = {
-	{ "cwnd", "#2e7d32" },      /* an exact IW */
-	{ "app", "#ef6c00" },       /* lower bounds, by why the flight stopped */
-	{ "rwnd", "#1565c0" },
-	{ "nagle", "#6a1b9a" },
-	{ "ambiguous", "#8d6e63" },
-	{ "loss", "#c62828" },      /* never drawn: no verdict */
-	{ "client", "#37474f" },    /* the two sides of a connection */
-	{ "server", "#90a4ae" },
-};
 
 /* The verdicts with a first-flight size, in legend order. */
 static const char *const limits[] = { "cwnd", "app", "rwnd", "nagle", "ambiguous" };
 #define NLIMITS 5
 #define LIMITS_SQL "('cwnd', 'app', 'rwnd', 'nagle', 'ambiguous')"
-
-static const char *colour_of(const char *key)
-{
-	for (size_t i = 0; i < sizeof(colours) / sizeof(colours[0]); i++)
-		if (!strcmp(colours[i].key, key))
-			return colours[i].colour;
-	return "#757575";
-}
 
 /* Applications: greys and dashes, no verdict's colour. */
 static const char *const app_grey[] = { "#212121", "#757575" };
@@ -72,31 +41,6 @@ struct series {
 	long total;   /* seen */
 };
 
-/* Text safe for XML: markup escaped, control characters left out, bytes that are not UTF-8
- * (a name from the wire, a path) as U+FFFD, so that the SVG stays well-formed. */
-static void xml(FILE *f, const char *s)
-{
-	while (s && *s) {
-		switch (*s) {
-		case '<': fputs("&lt;", f); s++; continue;
-		case '>': fputs("&gt;", f); s++; continue;
-		case '&': fputs("&amp;", f); s++; continue;
-		case '"': fputs("&quot;", f); s++; continue;
-		default:
-			break;
-		}
-		unsigned cp;
-		size_t n = json_utf8_char(s, &cp);
-		if (!n) { /* not UTF-8: one byte */
-			fputs("\xef\xbf\xbd", f);
-			s++;
-			continue;
-		}
-		if (cp >= 0x20)
-			fwrite(s, 1, n, f);
-		s += n;
-	}
-}
 
 /* ------------------------------------------------------------------------------------------ */
 /* What the database holds: the source and the flows by verdict, for the titles. */
@@ -174,16 +118,6 @@ static int census_read(dbread *db, const char *target, struct census *c)
 	return 0;
 }
 
-static const char *plural(long n) { return n == 1 ? "" : "s"; }
-
-/* "N flows" or "N of M flows": the title's count. */
-static void of_flows(char *buf, size_t len, long shown, long all)
-{
-	if (shown == all)
-		snprintf(buf, len, "%ld flow%s", all, plural(all));
-	else
-		snprintf(buf, len, "%ld of %ld flow%s", shown, all, plural(all));
-}
 
 /* Appends "; left out: 2 loss, 1 without RTT"-style parts (those above 0) to buf. */
 static void left_out(char *buf, size_t len, const char *const *what, const long *n, int k)
@@ -198,211 +132,10 @@ static void left_out(char *buf, size_t len, const char *const *what, const long 
 	}
 }
 
-/* ------------------------------------------------------------------------------------------ */
-/* Axes: 1, 2, 5 x 10^k ticks, linear from 0 or logarithmic. */
-
-struct axis {
-	bool log;
-	double lo, hi;           /* the axis' ends, as values */
-	double tick[MAXTICKS];
-	int n;
-};
-
-/* m x 10^e as a double, made from exact parts (0.1 * 3 is not 0.3). */
-static double m10(double m, int e)
-{
-	return e >= 0 ? m * pow(10, e) : m / pow(10, -e);
-}
-
-/* Linear from 0 to the first tick at or above max, at most 6 steps of 1, 2 or 5 x 10^k
- * (whole steps for counts). */
-static void axis_linear(struct axis *a, double max, bool counts)
-{
-	memset(a, 0, sizeof(*a));
-	if (!(max > 0))
-		max = 1;
-	static const int m[] = { 1, 2, 5 };
-	int e = (int)floor(log10(max)) - 1, k = 0;
-	while (max / m10(m[k], e) > 6 + 1e-9 || (counts && m10(m[k], e) < 1)) {
-		if (++k == 3) {
-			k = 0;
-			e++;
-		}
-	}
-	double step = m10(m[k], e);
-	int steps = (int)ceil(max / step - 1e-9);
-	for (int i = 0; i <= steps && i < MAXTICKS; i++)
-		a->tick[a->n++] = m10((double)m[k] * i, e);
-	a->lo = 0;
-	a->hi = a->tick[a->n - 1];
-}
-
-/* The 1, 2, 5 x 10^k value at or below v (up = false) or at or above it. */
-static double round125(double v, bool up)
-{
-	int e = (int)floor(log10(v));
-	static const int m[] = { 1, 2, 5, 10 };
-	double r = up ? m10(10, e) : m10(1, e);
-	for (int i = 0; i < 4; i++) {
-		double x = m10(m[i], e);
-		if (up && x >= v * (1 - 1e-9)) {
-			r = x;
-			break;
-		}
-		if (!up && x <= v * (1 + 1e-9))
-			r = x;
-	}
-	return r;
-}
-
-/* Logarithmic over [lo, hi] (both > 0): ticks at 1, 2, 5 x 10^k over at most 3 decades, at
- * the decades beyond. */
-static void axis_log(struct axis *a, double lo, double hi)
-{
-	memset(a, 0, sizeof(*a));
-	a->log = true;
-	a->lo = round125(lo, false);
-	a->hi = round125(hi, true);
-	if (a->hi <= a->lo)
-		a->hi = round125(a->lo * 1.5, true);
-	bool decades = log10(a->hi / a->lo) > 3 + 1e-9;
-	if (decades) {
-		a->lo = m10(1, (int)floor(log10(a->lo) + 1e-9));
-		a->hi = m10(1, (int)ceil(log10(a->hi) - 1e-9));
-	}
-	static const int m[] = { 1, 2, 5 };
-	for (int e = (int)floor(log10(a->lo) + 1e-9); e <= (int)ceil(log10(a->hi) - 1e-9); e++)
-		for (int i = 0; i < 3; i++) {
-			double v = m10(m[i], e);
-			if ((decades && i) || v < a->lo * (1 - 1e-9) || v > a->hi * (1 + 1e-9) || a->n == MAXTICKS)
-				continue;
-			a->tick[a->n++] = v;
-		}
-}
-
-/* Logarithmic when every value is above 0 and they span more than 50x; linear from 0 else. */
-static void axis_auto(struct axis *a, double lo, double hi, bool counts)
-{
-	if (lo > 0 && hi / lo > 50)
-		axis_log(a, lo, hi);
-	else
-		axis_linear(a, hi, counts);
-}
-
-/* Where v falls on the axis, 0 to 1. */
-static double axis_at(const struct axis *a, double v)
-{
-	if (a->log)
-		return v <= 0 ? 0 : (log10(v) - log10(a->lo)) / (log10(a->hi) - log10(a->lo));
-	return a->hi > a->lo ? (v - a->lo) / (a->hi - a->lo) : 0;
-}
-
-static double px(const struct axis *a, double v) { return ML + axis_at(a, v) * PW; }
-static double py(const struct axis *a, double v) { return H - MB - axis_at(a, v) * PH; }
-
-/* A tick label: 0.5, 20, 5k, 2M (exact for 1, 2, 5 x 10^k). */
-static void tick_label(char *buf, size_t len, double v)
-{
-	if (v >= 1e6)
-		snprintf(buf, len, "%gM", v / 1e6);
-	else if (v >= 1e3)
-		snprintf(buf, len, "%gk", v / 1e3);
-	else
-		snprintf(buf, len, "%g", v);
-}
-
-static void draw_axis(FILE *f, const struct axis *a, char which, const char *label, bool grid)
-{
-	bool x = which == 'x';
-	fprintf(f, "<line class=\"axis\" data-axis=\"%c\" data-scale=\"%s\" x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" "
-	           "stroke=\"black\"/>\n", which, a->log ? "log" : "linear", ML, H - MB, x ? W - MR : ML, x ? H - MB : MT);
-	for (int i = 0; i < a->n; i++) {
-		char text[32];
-		tick_label(text, sizeof(text), a->tick[i]);
-		if (x) {
-			double p = px(a, a->tick[i]);
-			if (grid)
-				fprintf(f, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#eee\"/>\n", p, MT, p, H - MB);
-			fprintf(f, "<text class=\"tick\" data-axis=\"x\" data-value=\"%.12g\" x=\"%.1f\" y=\"%d\" "
-			           "text-anchor=\"middle\">%s</text>\n", a->tick[i], p, H - MB + 16, text);
-		} else {
-			double p = py(a, a->tick[i]);
-			fprintf(f, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#ddd\"/>\n", ML, p, W - MR, p);
-			fprintf(f, "<text class=\"tick\" data-axis=\"y\" data-value=\"%.12g\" x=\"%d\" y=\"%.1f\" "
-			           "text-anchor=\"end\">%s</text>\n", a->tick[i], ML - 6, p + 4, text);
-		}
-	}
-	char full[160];
-	snprintf(full, sizeof(full), "%s%s", label, a->log ? " (log scale)" : "");
-	if (x)
-		fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">", ML + PW / 2, H - 18);
-	else
-		fprintf(f, "<text transform=\"translate(18,%d) rotate(-90)\" text-anchor=\"middle\">", MT + PH / 2);
-	xml(f, full);
-	fputs("</text>\n", f);
-}
 
 /* ------------------------------------------------------------------------------------------ */
 /* Files */
 
-/* A chart's file with its title (the chart and its flow count) and a line under it (the source,
- * what it shows, what was left out). data-flows: the flows drawn; data-total: in the database. */
-static FILE *svg_open(const char *dir, const char *name, const struct census *c, long shown,
-                      const char *title, const char *sub)
-{
-	char path[4096];
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	FILE *f = fopen(path, "w");
-	if (!f) {
-		fprintf(stderr, "iwscope: %s: %s\n", path, strerror(errno));
-		return NULL;
-	}
-	char count[64];
-	of_flows(count, sizeof(count), shown, c->flows);
-	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-	           "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
-	           "font-family=\"sans-serif\" font-size=\"12\" data-flows=\"%ld\" data-total=\"%ld\" data-source=\"",
-	        W, H, W, H, shown, c->flows);
-	xml(f, c->source);
-	fprintf(f, "\">\n<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n"
-	           "<text class=\"title\" x=\"%d\" y=\"24\" font-size=\"17\" font-weight=\"bold\">", ML);
-	xml(f, title);
-	fputs(", ", f);
-	xml(f, count);
-	fprintf(f, "</text>\n<text class=\"subtitle\" x=\"%d\" y=\"43\" fill=\"#444\">", ML);
-	xml(f, c->source);
-	if (sub && *sub) {
-		fputs(" \xe2\x80\x94 ", f); /* an em dash */
-		xml(f, sub);
-	}
-	fputs("</text>\n", f);
-	return f;
-}
-
-static int svg_close(FILE *f)
-{
-	fputs("</svg>\n", f);
-	return fclose(f) == 0 ? 0 : -1;
-}
-
-/* A legend entry: a swatch (or a line sample with dash) and its label. */
-static void legend(FILE *f, int i, const char *label, const char *colour, const char *dash)
-{
-	int y = MT + 10 + i * 20;
-	if (dash)
-		fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"%s\" stroke-width=\"2\" "
-		           "stroke-dasharray=\"%s\"/>\n", W - MR + 12, y - 4, W - MR + 30, y - 4, colour, dash);
-	else
-		fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"12\" height=\"12\" fill=\"%s\"/>\n", W - MR + 15, y - 10, colour);
-	fprintf(f, "<text x=\"%d\" y=\"%d\" class=\"legend\" data-colour=\"%s\">", W - MR + 36, y, colour);
-	xml(f, label);
-	fputs("</text>\n", f);
-}
-
-static void no_data(FILE *f)
-{
-	fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">no data</text>\n", ML + PW / 2, H / 2);
-}
 
 static int query_failed(dbread *db)
 {
@@ -474,38 +207,37 @@ static int hist_chart(dbread *db, const char *dir, const struct census *c)
 			max = lb;
 	}
 	char sub[256];
-	snprintf(sub, sizeof(sub), "%ld exact (cwnd), %ld lower bound%s", exact, lower, plural(lower));
+	snprintf(sub, sizeof(sub), "%ld exact (cwnd), %ld lower bound%s", exact, lower, svg_plural(lower));
 	const char *what[] = { "loss (no verdict)", "without a server first flight", "in IWs past the 64 shown" };
 	long n[] = { c->loss, c->no_data, h.dropped };
 	left_out(sub, sizeof(sub), what, n, 3);
-	FILE *f = svg_open(dir, "iw_histogram.svg", c, exact + lower, "Server initial windows", sub);
+	FILE *f = svg_open(dir, "iw_histogram.svg", c->source, exact + lower, c->flows, "Server initial windows", sub);
 	if (!f)
 		return -1;
-	struct axis y;
-	axis_linear(&y, (double)max, true);
-	draw_axis(f, &y, 'y', "flows", false);
-	fprintf(f, "<line class=\"axis\" data-axis=\"x\" data-scale=\"category\" x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" "
-	           "stroke=\"black\"/>\n<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">first-flight segments (IW)</text>\n",
-	        ML, H - MB, W - MR, H - MB, ML + PW / 2, H - 18);
+	struct svg_axis y;
+	svg_axis_linear(&y, (double)max, true);
+	svg_axis_draw(f, &y, 'y', "flows", false);
+	svg_axis_category(f, "first-flight segments (IW)");
 	if (!h.ncat)
-		no_data(f);
-	double slot = h.ncat ? (double)PW / h.ncat : 0, bw = slot * 0.4;
+		svg_no_data(f);
+	double slot = h.ncat ? (double)SVG_PW / h.ncat : 0, bw = slot * 0.4;
 	bool used[NLIMITS] = { false };
 	for (int k = 0; k < h.ncat; k++) {
 		char cat[32];
 		snprintf(cat, sizeof(cat), "IW%ld", h.segs[k]);
-		fprintf(f, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%s</text>\n", ML + slot * (k + 0.5), H - MB + 16, cat);
+		fprintf(f, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%s</text>\n", SVG_ML + slot * (k + 0.5),
+		        SVG_H - SVG_MB + 16, cat);
 		double base = 0;
 		for (int l = 0; l < NLIMITS; l++) {
 			long v = h.count[k][l];
 			if (v <= 0)
 				continue;
 			used[l] = true;
-			double x = ML + slot * k + slot * 0.1 + (l ? bw : 0), top = py(&y, base + (double)v);
+			double x = SVG_ML + slot * k + slot * 0.1 + (l ? bw : 0), top = svg_py(&y, base + (double)v);
 			fprintf(f, "<rect class=\"bar\" data-series=\"%s\" data-label=\"%s\" data-value=\"%ld\" data-limit=\"%s\" "
 			           "x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\"><title>%s %s: %ld</title></rect>\n",
-			        l ? "lower bound" : "exact (cwnd)", cat, v, limits[l], x, top, bw, py(&y, base) - top,
-			        colour_of(limits[l]), l ? ">=" : "", cat, v);
+			        l ? "lower bound" : "exact (cwnd)", cat, v, limits[l], x, top, bw, svg_py(&y, base) - top,
+			        svg_colour(limits[l]), l ? ">=" : "", cat, v);
 			if (l)
 				base += (double)v;
 		}
@@ -515,7 +247,7 @@ static int hist_chart(dbread *db, const char *dir, const struct census *c)
 		if (used[l]) {
 			char lab[64];
 			snprintf(lab, sizeof(lab), l ? "lower bound: %s" : "exact (%s)", limits[l]);
-			legend(f, i++, lab, colour_of(limits[l]), NULL);
+			svg_legend(f, i++, lab, svg_colour(limits[l]), NULL);
 		}
 	return svg_close(f);
 }
@@ -596,34 +328,35 @@ static int cdf_chart(dbread *db, const char *dir, const struct census *c)
 	const char *what[] = { "loss (no verdict)", "without a server first flight", "in other applications" };
 	long n[] = { c->loss, c->no_data, k.dropped };
 	left_out(sub, sizeof(sub), what, n, 3);
-	FILE *f = svg_open(dir, "ff_bytes_cdf.svg", c, shown, "Server first-flight bytes by application (CDF)", sub);
+	FILE *f = svg_open(dir, "ff_bytes_cdf.svg", c->source, shown, c->flows,
+	                   "Server first-flight bytes by application (CDF)", sub);
 	if (!f)
 		return -1;
-	struct axis x, y;
-	axis_auto(&x, lo, hi, true);
-	axis_linear(&y, 1.0, false);
-	draw_axis(f, &x, 'x', "first-flight bytes", true);
-	draw_axis(f, &y, 'y', "fraction of flows", false);
+	struct svg_axis x, y;
+	svg_axis_auto(&x, lo, hi, true);
+	svg_axis_linear(&y, 1.0, false);
+	svg_axis_draw(f, &x, 'x', "first-flight bytes", true);
+	svg_axis_draw(f, &y, 'y', "fraction of flows", false);
 	if (!k.n)
-		no_data(f);
+		svg_no_data(f);
 	for (int i = 0; i < k.n; i++) {
 		const char *grey = app_grey[(i / 4) % 2], *dash = app_dash[i % 4];
 		fprintf(f, "<polyline class=\"cdf\" data-series=\"");
-		xml(f, s[i].label);
+		svg_text(f, s[i].label);
 		fprintf(f, "\" data-flows=\"%ld\" fill=\"none\" stroke-width=\"2\" stroke=\"%s\" stroke-dasharray=\"%s\" points=\"",
 		        s[i].total, grey, dash);
-		double cx = ML, cy = H - MB;
+		double cx = SVG_ML, cy = SVG_H - SVG_MB;
 		fprintf(f, "%.1f,%.1f", cx, cy);
 		for (int j = 0; j < s[i].n; j++) {
-			cx = px(&x, s[i].x[j]);
+			cx = svg_px(&x, s[i].x[j]);
 			fprintf(f, " %.1f,%.1f", cx, cy);
-			cy = py(&y, (double)(j + 1) / s[i].n);
+			cy = svg_py(&y, (double)(j + 1) / s[i].n);
 			fprintf(f, " %.1f,%.1f", cx, cy);
 		}
 		fputs("\"/>\n", f);
 		char lab[96];
 		snprintf(lab, sizeof(lab), "%.60s (%ld)", s[i].label, s[i].total);
-		legend(f, i, lab, grey, dash);
+		svg_legend(f, i, lab, grey, dash);
 	}
 	return svg_close(f);
 }
@@ -684,39 +417,37 @@ static int syn_chart(dbread *db, const char *dir, const struct census *c)
 				max = b.s[i].y[k];
 	char sub[256];
 	snprintf(sub, sizeof(sub), "%ld client SYN%s, %ld server SYN%s (SYN-ACK) seen", b.s[0].total,
-	         plural(b.s[0].total), b.s[1].total, plural(b.s[1].total));
-	FILE *f = svg_open(dir, "syn_window.svg", c, c->flows, "SYN window classes", sub);
+	         svg_plural(b.s[0].total), b.s[1].total, svg_plural(b.s[1].total));
+	FILE *f = svg_open(dir, "syn_window.svg", c->source, c->flows, c->flows, "SYN window classes", sub);
 	if (!f)
 		return -1;
-	struct axis y;
-	axis_linear(&y, max, true);
-	draw_axis(f, &y, 'y', "flows", false);
-	fprintf(f, "<line class=\"axis\" data-axis=\"x\" data-scale=\"category\" x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" "
-	           "stroke=\"black\"/>\n<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">receiver class (SYN window)</text>\n",
-	        ML, H - MB, W - MR, H - MB, ML + PW / 2, H - 18);
+	struct svg_axis y;
+	svg_axis_linear(&y, max, true);
+	svg_axis_draw(f, &y, 'y', "flows", false);
+	svg_axis_category(f, "receiver class (SYN window)");
 	if (!b.ncat)
-		no_data(f);
-	double slot = b.ncat ? (double)PW / b.ncat : 0, bw = slot * 0.4;
+		svg_no_data(f);
+	double slot = b.ncat ? (double)SVG_PW / b.ncat : 0, bw = slot * 0.4;
 	for (int k = 0; k < b.ncat; k++) {
-		fprintf(f, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">", ML + slot * (k + 0.5), H - MB + 16);
-		xml(f, b.cats[k]);
+		fprintf(f, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">", SVG_ML + slot * (k + 0.5), SVG_H - SVG_MB + 16);
+		svg_text(f, b.cats[k]);
 		fputs("</text>\n", f);
 		for (int i = 0; i < 2; i++)
 			for (int j = 0; j < b.s[i].n; j++) {
 				if ((int)b.s[i].x[j] != k || b.s[i].y[j] <= 0)
 					continue;
-				double top = py(&y, b.s[i].y[j]);
+				double top = svg_py(&y, b.s[i].y[j]);
 				fprintf(f, "<rect class=\"bar\" data-series=\"%s\" data-label=\"", b.s[i].label);
-				xml(f, b.cats[k]);
+				svg_text(f, b.cats[k]);
 				fprintf(f, "\" data-value=\"%.0f\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\"><title>%s ",
-				        b.s[i].y[j], ML + slot * k + slot * 0.1 + bw * i, top, bw, H - MB - top,
-				        colour_of(b.s[i].label), b.s[i].label);
-				xml(f, b.cats[k]);
+				        b.s[i].y[j], SVG_ML + slot * k + slot * 0.1 + bw * i, top, bw, SVG_H - SVG_MB - top,
+				        svg_colour(b.s[i].label), b.s[i].label);
+				svg_text(f, b.cats[k]);
 				fprintf(f, ": %.0f</title></rect>\n", b.s[i].y[j]);
 			}
 	}
 	for (int i = 0; i < 2; i++)
-		legend(f, i, b.s[i].label, colour_of(b.s[i].label), NULL);
+		svg_legend(f, i, b.s[i].label, svg_colour(b.s[i].label), NULL);
 	return svg_close(f);
 }
 
@@ -757,25 +488,25 @@ static int scatter_chart(dbread *db, const char *dir, const struct census *c)
 		size_t l = strlen(sub);
 		snprintf(sub + l, sizeof(sub) - l, "%s%ld points drawn", l ? "; " : "", kept);
 	}
-	FILE *f = svg_open(dir, "rtt_vs_ff.svg", c, shown, "Handshake RTT vs server first-flight size", sub);
+	FILE *f = svg_open(dir, "rtt_vs_ff.svg", c->source, shown, c->flows, "Handshake RTT vs server first-flight size", sub);
 	if (!f)
 		return -1;
-	struct axis x, y;
-	axis_auto(&x, xlo, xhi, false);
-	axis_auto(&y, ylo, yhi, true);
-	draw_axis(f, &x, 'x', "handshake RTT at the capture point (ms)", true);
-	draw_axis(f, &y, 'y', "first-flight bytes", false);
+	struct svg_axis x, y;
+	svg_axis_auto(&x, xlo, xhi, false);
+	svg_axis_auto(&y, ylo, yhi, true);
+	svg_axis_draw(f, &x, 'x', "handshake RTT at the capture point (ms)", true);
+	svg_axis_draw(f, &y, 'y', "first-flight bytes", false);
 	if (!k.n)
-		no_data(f);
+		svg_no_data(f);
 	for (int i = 0; i < k.n; i++) {
-		const char *col = colour_of(s[i].label);
+		const char *col = svg_colour(s[i].label);
 		for (int j = 0; j < s[i].n; j++)
 			fprintf(f, "<circle class=\"point\" data-series=\"%s\" data-rtt-ms=\"%.3f\" data-bytes=\"%.0f\" "
 			           "cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"%s\" fill-opacity=\"0.7\"/>\n",
-			        s[i].label, s[i].x[j], s[i].y[j], px(&x, s[i].x[j]), py(&y, s[i].y[j]), col);
+			        s[i].label, s[i].x[j], s[i].y[j], svg_px(&x, s[i].x[j]), svg_py(&y, s[i].y[j]), col);
 		char lab[96];
 		snprintf(lab, sizeof(lab), "%s (%ld)", s[i].label, s[i].total);
-		legend(f, i, lab, col, NULL);
+		svg_legend(f, i, lab, col, NULL);
 	}
 	return svg_close(f);
 }

@@ -6,11 +6,11 @@
  * Everything fits at 80x24: the title keeps its states (the note, PAUSED, the filter) and drops
  * the rates and the source first; table columns are as wide as what they show, up to the
  * terminal's width, and when they do not fit the names, then the applications, then the
- * addresses give way (cut with '~'), never the verdict. */
+ * addresses give way (cut with '~'), never the verdict. What the panes count, and the servers'
+ * order, are uitable.c's; this file draws them and reads the keys. */
 #define _XOPEN_SOURCE_EXTENDED 1
 #include "ui.h"
 
-#include <ctype.h>
 #include <curses.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,61 +19,13 @@
 
 #include "classify.h"
 #include "clock.h"
-
-#define IW_MAX 101          /* IW1..IW100, then one bucket for more */
-#define MAX_SERVERS 4096
-#define RECENT 1000
-
-/* in enum rwnd_class's order, from RWND_6KB */
-static const char *const rwnd_names[] = { "6KB", "10MSS", "20MSS", "64KB", "8192", "16384", "other" };
-#define N_RWND (sizeof(rwnd_names) / sizeof(rwnd_names[0]))
-
-#define ADDR_MAX 56 /* "[IPv6]:port" */
-
-struct server {
-	char addr[ADDR_MAX];    /* "ip:port" or "[ip]:port": the key */
-	char app[APP_PROTO_MAX], name[SERVER_NAME_MAX];
-	uint32_t flows, exact, iw_min, iw_max, lb;
-	uint64_t last;          /* order of arrival */
-};
-
-/* One finished flow as the recent-flows pane shows it, a text per column. */
-struct recent {
-	char client[46], server[ADDR_MAX], app[APP_PROTO_MAX];
-	char cwin[24], swin[24], ff[32], cls[IW_CLASS_MAX];
-	char match[512];        /* text the filter searches */
-};
-
-/* Server verdicts counted apart: nagle and ambiguous are lower bounds like app, for other
- * reasons (docs/METHOD.md "Why the flight stopped"). Short names fit the 80-column pane. */
-static const uint8_t why_limits[] = { LIMIT_CWND, LIMIT_APP, LIMIT_NAGLE, LIMIT_AMBIGUOUS,
-                                      LIMIT_RWND, LIMIT_LOSS };
-static const char *const why_short[] = { "cwnd", "app", "nagle", "ambig", "rwnd", "loss" };
-#define N_WHY (sizeof(why_limits) / sizeof(why_limits[0]))
-
-/* Index of a verdict in why_limits, or N_WHY. */
-static unsigned why_index(uint8_t lim)
-{
-	unsigned i = 0;
-	while (i < N_WHY && why_limits[i] != lim)
-		i++;
-	return i;
-}
+#include "uitable.h"
 
 enum { PANE_SERVERS = 0, PANE_RECENT, N_PANES };
-enum { SORT_FLOWS = 0, SORT_IW, SORT_RECENT, SORT_NAME, N_SORTS };
-static const char *const sort_names[N_SORTS] = { "flows", "IW", "recent", "name" };
 
 struct ui {
 	struct ui_opts o;
-	uint64_t iw_exact[IW_MAX + 1], iw_lb[IW_MAX + 1];
-	uint64_t why[N_WHY];   /* server first flights by verdict */
-	uint64_t rwnd[N_RWND];
-	struct server *servers;
-	unsigned nservers;
-	struct recent *recent;
-	unsigned nrecent, recent_head; /* ring */
-	uint64_t flows, seq;
+	struct uitable t;      /* what the panes show */
 	uint64_t packets, last_packets, last_flows;
 	uint32_t open_flows;
 	double pkt_rate, flow_rate;
@@ -101,105 +53,10 @@ static int sink_tick(void *self)
 
 static void sink_close(void *self) { (void)self; }
 
-static struct server *server_for(ui *u, const char *key)
-{
-	for (unsigned i = 0; i < u->nservers; i++)
-		if (!strcmp(u->servers[i].addr, key))
-			return &u->servers[i];
-	struct server *s;
-	if (u->nservers < MAX_SERVERS) {
-		s = &u->servers[u->nservers++];
-	} else { /* full: reuse the one with the fewest flows */
-		s = &u->servers[0];
-		for (unsigned i = 1; i < u->nservers; i++)
-			if (u->servers[i].flows < s->flows)
-				s = &u->servers[i];
-	}
-	memset(s, 0, sizeof(*s));
-	snprintf(s->addr, sizeof(s->addr), "%s", key);
-	return s;
-}
-
-/* src into dst with every byte outside printable ASCII as '?': names come from the network
- * (SNI, Host, banners) and one cell per byte keeps the columns (no locale is set). */
-static void printable(char *dst, size_t len, const char *src)
-{
-	size_t i = 0;
-	for (; src[i] && i + 1 < len; i++) {
-		unsigned char b = (unsigned char)src[i];
-		dst[i] = b >= 0x20 && b < 0x7f ? (char)b : '?';
-	}
-	dst[i] = '\0';
-}
-
-/* "ip:port", or "[ip]:port" for IPv6 (RFC 3986). */
-static void addr_port(char *buf, size_t len, int ip_ver, const char *ip, int port)
-{
-	snprintf(buf, len, ip_ver == 6 ? "[%s]:%d" : "%s:%d", ip, port);
-}
-
-static unsigned segs_of(int64_t v) { return v == NULL64 || v < 0 ? 0 : v > IW_MAX ? IW_MAX : (unsigned)v; }
-
 static int sink_flow(void *self, const struct flow_record *r)
 {
 	ui *u = self;
-	if (r->update)
-		return 0; /* counted when its verdicts became final */
-	u->flows++;
-	u->seq++;
-	uint8_t lim = r->s.iw_limit;
-	unsigned segs = segs_of(r->s.iw_segs);
-	unsigned why = why_index(lim);
-	if (why < N_WHY)
-		u->why[why]++;
-	if (lim == LIMIT_CWND && segs)
-		u->iw_exact[segs]++;
-	else if (why < N_WHY && lim != LIMIT_LOSS && segs)
-		u->iw_lb[segs]++;
-	if (r->c.rwnd_class > RWND_NULL && r->c.rwnd_class - 1u < N_RWND)
-		u->rwnd[r->c.rwnd_class - 1]++;
-	char server[ADDR_MAX];
-	addr_port(server, sizeof(server), r->ip_ver, r->server_ip, r->server_port);
-	if (lim != LIMIT_UNKNOWN && lim != LIMIT_NONE) {
-		struct server *s = server_for(u, server);
-		s->flows++;
-		s->last = u->seq;
-		if (lim == LIMIT_CWND && segs) {
-			if (!s->exact || segs < s->iw_min)
-				s->iw_min = segs;
-			if (segs > s->iw_max)
-				s->iw_max = segs;
-			s->exact++;
-		} else if (lim != LIMIT_LOSS && segs > s->lb) {
-			s->lb = segs;
-		}
-		if (r->app_proto[0])
-			printable(s->app, sizeof(s->app), r->app_proto);
-		if (r->server_name[0])
-			printable(s->name, sizeof(s->name), r->server_name);
-	}
-	struct recent *e = &u->recent[u->recent_head];
-	snprintf(e->client, sizeof(e->client), "%s", r->client_ip);
-	snprintf(e->server, sizeof(e->server), "%s", server);
-	printable(e->app, sizeof(e->app), r->app_proto[0] ? r->app_proto : "-");
-	snprintf(e->cwin, sizeof(e->cwin), "-");
-	snprintf(e->swin, sizeof(e->swin), "-");
-	snprintf(e->ff, sizeof(e->ff), "-");
-	if (r->c.syn_win != NULL64)
-		snprintf(e->cwin, sizeof(e->cwin), "%lld", (long long)r->c.syn_win);
-	if (r->s.syn_win != NULL64)
-		snprintf(e->swin, sizeof(e->swin), "%lld", (long long)r->s.syn_win);
-	if (why < N_WHY && r->s.iw_segs != NULL64)
-		snprintf(e->ff, sizeof(e->ff), "%lld %s", (long long)r->s.iw_segs, why_short[why]);
-	snprintf(e->cls, sizeof(e->cls), "%s", r->s.iw_class[0] ? r->s.iw_class : "-");
-	const char *crwnd = classify_rwnd_name((enum rwnd_class)r->c.rwnd_class);
-	char name[SERVER_NAME_MAX];
-	printable(name, sizeof(name), r->server_name);
-	snprintf(e->match, sizeof(e->match), "%s %s %s %s %s %s %s %s", e->client, e->server, e->app,
-	         e->ff, e->cls, name, crwnd ? crwnd : "", r->app_category);
-	u->recent_head = (u->recent_head + 1) % RECENT;
-	if (u->nrecent < RECENT)
-		u->nrecent++;
+	uitable_add(&u->t, r);
 	return 0;
 }
 
@@ -232,11 +89,8 @@ ui *ui_open(const struct ui_opts *o)
 	ui *u = calloc(1, sizeof(*u));
 	if (!u)
 		return NULL;
-	u->servers = calloc(MAX_SERVERS, sizeof(*u->servers));
-	u->recent = calloc(RECENT, sizeof(*u->recent));
-	if (!u->servers || !u->recent || !initscr()) {
-		free(u->servers);
-		free(u->recent);
+	if (uitable_init(&u->t) != 0 || !initscr()) {
+		uitable_free(&u->t);
 		free(u);
 		return NULL;
 	}
@@ -266,8 +120,7 @@ void ui_close(ui *u)
 	if (!u)
 		return;
 	endwin();
-	free(u->servers);
-	free(u->recent);
+	uitable_free(&u->t);
 	free(u);
 }
 
@@ -321,11 +174,11 @@ static void draw_iw(ui *u, int y, int x, int w, int h)
 {
 	heading(u, y, x, "Server IW  (# exact, = lower bound)", false);
 	uint64_t max = 1;
-	for (int i = 1; i <= IW_MAX; i++) {
-		if (u->iw_exact[i] > max)
-			max = u->iw_exact[i];
-		if (u->iw_lb[i] > max)
-			max = u->iw_lb[i];
+	for (int i = 1; i <= UITABLE_IW_MAX; i++) {
+		if (u->t.iw_exact[i] > max)
+			max = u->t.iw_exact[i];
+		if (u->t.iw_lb[i] > max)
+			max = u->t.iw_lb[i];
 	}
 	int row = y + 1;
 	if (row < y + h) { /* why the flights stopped: nagle and ambiguous apart from app; the
@@ -334,25 +187,25 @@ static void draw_iw(ui *u, int y, int x, int w, int h)
 		for (int pass = 0; pass < 3; pass++) {
 			size_t len = 0;
 			line[0] = '\0';
-			for (unsigned i = 0; i < N_WHY; i++)
-				if (pass < 2 || u->why[i])
+			for (unsigned i = 0; i < UITABLE_WHY; i++)
+				if (pass < 2 || u->t.why[i])
 					len += (size_t)snprintf(line + len, sizeof(line) - len, "%s%s %llu",
-					                        len ? (pass ? " " : "  ") : "", why_short[i],
-					                        (unsigned long long)u->why[i]);
+					                        len ? (pass ? " " : "  ") : "", uitable_why_name(i),
+					                        (unsigned long long)u->t.why[i]);
 			if ((int)len <= w)
 				break;
 		}
 		mvaddnstr(row, x, line, w);
 		row++;
 	}
-	for (int i = 1; i <= IW_MAX && row < y + h; i++) {
-		if (u->iw_exact[i]) {
-			mvprintw(row, x, "IW%-4d%6llu ", i, (unsigned long long)u->iw_exact[i]);
-			bar(u, row++, x + 13, w - 14, u->iw_exact[i], max, C_EXACT, '#');
+	for (int i = 1; i <= UITABLE_IW_MAX && row < y + h; i++) {
+		if (u->t.iw_exact[i]) {
+			mvprintw(row, x, "IW%-4d%6llu ", i, (unsigned long long)u->t.iw_exact[i]);
+			bar(u, row++, x + 13, w - 14, u->t.iw_exact[i], max, C_EXACT, '#');
 		}
-		if (u->iw_lb[i] && row < y + h) {
-			mvprintw(row, x, ">=IW%-2d%6llu ", i, (unsigned long long)u->iw_lb[i]);
-			bar(u, row++, x + 13, w - 14, u->iw_lb[i], max, C_LB, '=');
+		if (u->t.iw_lb[i] && row < y + h) {
+			mvprintw(row, x, ">=IW%-2d%6llu ", i, (unsigned long long)u->t.iw_lb[i]);
+			bar(u, row++, x + 13, w - 14, u->t.iw_lb[i], max, C_LB, '=');
 		}
 	}
 	if (row == y + 2)
@@ -363,29 +216,14 @@ static void draw_rwnd(ui *u, int y, int x, int w, int h)
 {
 	heading(u, y, x, "Client SYN windows", false);
 	uint64_t max = 1;
-	for (unsigned i = 0; i < N_RWND; i++)
-		if (u->rwnd[i] > max)
-			max = u->rwnd[i];
-	for (unsigned i = 0; i < N_RWND && (int)i + 1 < h; i++) {
-		mvprintw(y + 1 + (int)i, x, "%-6s%7llu ", rwnd_names[i], (unsigned long long)u->rwnd[i]);
-		bar(u, y + 1 + (int)i, x + 14, w - 15, u->rwnd[i], max, C_RWND, '#');
+	for (unsigned i = 0; i < UITABLE_RWND; i++)
+		if (u->t.rwnd[i] > max)
+			max = u->t.rwnd[i];
+	for (unsigned i = 0; i < UITABLE_RWND && (int)i + 1 < h; i++) {
+		const char *name = classify_rwnd_name((enum rwnd_class)(RWND_6KB + i));
+		mvprintw(y + 1 + (int)i, x, "%-6s%7llu ", name, (unsigned long long)u->t.rwnd[i]);
+		bar(u, y + 1 + (int)i, x + 14, w - 15, u->t.rwnd[i], max, C_RWND, '#');
 	}
-}
-
-/* Whether text contains the filter, ignoring case (ASCII). */
-static bool matches(const ui *u, const char *text)
-{
-	if (!u->filter_len)
-		return true;
-	for (; *text; text++) {
-		size_t i = 0;
-		while (i < u->filter_len && text[i] &&
-		       tolower((unsigned char)text[i]) == tolower((unsigned char)u->filter[i]))
-			i++;
-		if (i == u->filter_len)
-			return true;
-	}
-	return false;
 }
 
 /* text cut to width cells into out (size > width): the first or (tail) the last characters,
@@ -464,68 +302,15 @@ static void cols_row(int y, const struct col *c, int n, const char *const *cells
 	mvaddnstr(y, 0, line, width);
 }
 
-/* The verdict a server's flows add up to (schema/views.sql server_iw): the exact IW (or its
- * range), both numbers where another flow's lower bound contradicts an exact IW ("IW2 vs
- * >=IW3"), else the highest lower bound, else "-" (every flow lost data in its first flight:
- * no verdict). */
-static void server_iw(const struct server *s, char *buf, size_t len)
-{
-	if (s->exact && s->lb > s->iw_min && s->iw_min == s->iw_max)
-		snprintf(buf, len, "IW%u vs >=IW%u", s->iw_min, s->lb);
-	else if (s->exact && s->lb > s->iw_min)
-		snprintf(buf, len, "IW%u-%u vs >=IW%u", s->iw_min, s->iw_max, s->lb);
-	else if (s->exact && s->iw_min == s->iw_max)
-		snprintf(buf, len, "IW%u", s->iw_max);
-	else if (s->exact)
-		snprintf(buf, len, "IW%u-%u", s->iw_min, s->iw_max);
-	else if (s->lb)
-		snprintf(buf, len, ">=IW%u", s->lb);
-	else
-		snprintf(buf, len, "-");
-}
-
-/* Servers in the chosen order; ties by address, so rows keep their places between redraws. */
-static int cmp_sort;
-static int cmp_servers(const void *a, const void *b)
-{
-	const struct server *x = *(const struct server *const *)a, *y = *(const struct server *const *)b;
-	int d = 0;
-	switch (cmp_sort) {
-	case SORT_IW:
-		d = y->iw_max > x->iw_max ? 1 : y->iw_max < x->iw_max ? -1 : 0;
-		break;
-	case SORT_RECENT:
-		d = y->last > x->last ? 1 : y->last < x->last ? -1 : 0;
-		break;
-	case SORT_NAME:
-		d = strcmp(x->name[0] ? x->name : x->addr, y->name[0] ? y->name : y->addr);
-		break;
-	default:
-		d = y->flows > x->flows ? 1 : y->flows < x->flows ? -1 : 0;
-		break;
-	}
-	return d ? d : strcmp(x->addr, y->addr);
-}
-
 enum { SC_SERVER, SC_FLOWS, SC_EXACT, SC_IW, SC_APP, SC_NAME, N_SC };
 
 static void draw_servers(ui *u, int y, int w, int h)
 {
 	char title[96];
-	snprintf(title, sizeof(title), "Top servers (sort: %s)", sort_names[u->sort]);
+	snprintf(title, sizeof(title), "Top servers (sort: %s)", uitable_sort_name((enum uitable_sort)u->sort));
 	heading(u, y, 0, title, u->focus == PANE_SERVERS);
-	static const struct server *list[MAX_SERVERS];
-	unsigned n = 0;
-	for (unsigned i = 0; i < u->nservers; i++) {
-		const struct server *s = &u->servers[i];
-		char iw[24], text[400];
-		server_iw(s, iw, sizeof(iw));
-		snprintf(text, sizeof(text), "%s %s %s %s", s->addr, s->app, s->name, iw);
-		if (matches(u, text))
-			list[n++] = s;
-	}
-	cmp_sort = u->sort;
-	qsort(list, n, sizeof(list[0]), cmp_servers);
+	static const struct uitable_server *list[UITABLE_SERVERS];
+	unsigned n = uitable_servers(&u->t, u->filter, (enum uitable_sort)u->sort, list);
 	if (u->scroll[PANE_SERVERS] > (int)n - 1)
 		u->scroll[PANE_SERVERS] = n ? (int)n - 1 : 0;
 	int first = u->scroll[PANE_SERVERS], shown = (int)n - first < h - 2 ? (int)n - first : h - 2;
@@ -542,9 +327,9 @@ static void draw_servers(ui *u, int y, int w, int h)
 	cols_init(c, N_SC);
 	char cell[N_SC][SERVER_NAME_MAX];
 	for (int r = 0; r < shown; r++) {
-		const struct server *s = list[first + r];
+		const struct uitable_server *s = list[first + r];
 		char iw[24];
-		server_iw(s, iw, sizeof(iw));
+		uitable_server_iw(s, iw, sizeof(iw));
 		col_want(&c[SC_SERVER], s->addr);
 		snprintf(cell[0], sizeof(cell[0]), "%u", s->flows);
 		col_want(&c[SC_FLOWS], cell[0]);
@@ -560,11 +345,11 @@ static void draw_servers(ui *u, int y, int w, int h)
 		heads[i] = c[i].head;
 	cols_row(y + 1, c, N_SC, heads, w);
 	for (int r = 0; r < shown; r++) {
-		const struct server *s = list[first + r];
+		const struct uitable_server *s = list[first + r];
 		snprintf(cell[SC_SERVER], sizeof(cell[0]), "%s", s->addr);
 		snprintf(cell[SC_FLOWS], sizeof(cell[0]), "%u", s->flows);
 		snprintf(cell[SC_EXACT], sizeof(cell[0]), "%u", s->exact);
-		server_iw(s, cell[SC_IW], sizeof(cell[0]));
+		uitable_server_iw(s, cell[SC_IW], sizeof(cell[0]));
 		snprintf(cell[SC_APP], sizeof(cell[0]), "%s", s->app[0] ? s->app : "-");
 		snprintf(cell[SC_NAME], sizeof(cell[0]), "%s", s->name);
 		const char *cells[N_SC];
@@ -579,11 +364,11 @@ enum { RC_CLIENT, RC_SERVER, RC_APP, RC_CWIN, RC_SWIN, RC_FF, RC_CLASS, N_RC };
 static void draw_recent(ui *u, int y, int w, int h)
 {
 	heading(u, y, 0, "Recent flows", u->focus == PANE_RECENT);
-	static const struct recent *list[RECENT];
+	static const struct uitable_recent *list[UITABLE_RECENT];
 	int n = 0, skip = u->scroll[PANE_RECENT];
-	for (unsigned k = 0; k < u->nrecent && n < h - 2; k++) {
-		const struct recent *e = &u->recent[(u->recent_head + RECENT - 1 - k) % RECENT];
-		if (!matches(u, e->match))
+	for (unsigned k = 0; k < u->t.nrecent && n < h - 2; k++) {
+		const struct uitable_recent *e = uitable_recent_at(&u->t, k);
+		if (!uitable_matches(u->filter, e->match))
 			continue;
 		if (skip > 0) {
 			skip--;
@@ -603,7 +388,7 @@ static void draw_recent(ui *u, int y, int w, int h)
 	cols_init(c, N_RC);
 	const char *cells[N_RC];
 	for (int r = 0; r < n; r++) {
-		const struct recent *e = list[r];
+		const struct uitable_recent *e = list[r];
 		cells[RC_CLIENT] = e->client;
 		cells[RC_SERVER] = e->server;
 		cells[RC_APP] = e->app;
@@ -619,7 +404,7 @@ static void draw_recent(ui *u, int y, int w, int h)
 		cells[i] = c[i].head;
 	cols_row(y + 1, c, N_RC, cells, w);
 	for (int r = 0; r < n; r++) {
-		const struct recent *e = list[r];
+		const struct uitable_recent *e = list[r];
 		const char *row[N_RC] = { e->client, e->server, e->app, e->cwin, e->swin, e->ff, e->cls };
 		cols_row(y + 2 + r, c, N_RC, row, w);
 	}
@@ -660,7 +445,7 @@ static void draw_title(ui *u, int cols)
 	snprintf(seg[T_SOURCE], sizeof(seg[0]), "%s", u->o.source ? u->o.source : "");
 	snprintf(seg[T_PKTS], sizeof(seg[0]), "%.0f pkt/s", u->pkt_rate);
 	snprintf(seg[T_FRATE], sizeof(seg[0]), "%.1f flows/s", u->flow_rate);
-	snprintf(seg[T_FLOWS], sizeof(seg[0]), "%llu flows", (unsigned long long)u->flows);
+	snprintf(seg[T_FLOWS], sizeof(seg[0]), "%llu flows", (unsigned long long)u->t.flows);
 	snprintf(seg[T_OPEN], sizeof(seg[0]), "%u open", u->open_flows);
 	if (u->paused)
 		snprintf(seg[T_PAUSED], sizeof(seg[0]), "[PAUSED]");
@@ -709,9 +494,9 @@ void ui_draw(ui *u, bool force)
 	double dt = (double)(now - u->last_draw_us) / 1e6;
 	if (dt >= 0.2) {
 		u->pkt_rate = (double)(u->packets - u->last_packets) / dt;
-		u->flow_rate = (double)(u->flows - u->last_flows) / dt;
+		u->flow_rate = (double)(u->t.flows - u->last_flows) / dt;
 		u->last_packets = u->packets;
-		u->last_flows = u->flows;
+		u->last_flows = u->t.flows;
 		u->last_draw_us = now;
 	}
 	if (u->paused && !force)
@@ -812,7 +597,7 @@ enum ui_action ui_keys(ui *u)
 			u->scroll[u->focus] = u->scroll[u->focus] > 10 ? u->scroll[u->focus] - 10 : 0;
 			break;
 		case 's':
-			u->sort = (u->sort + 1) % N_SORTS;
+			u->sort = (u->sort + 1) % UITABLE_SORTS;
 			break;
 		case '?':
 		case 'h':
