@@ -59,6 +59,11 @@ enum quic_parse quic_header(const uint8_t *d, size_t n, size_t cap, struct quic_
  * Initial or any long header of a version iwscope knows, or a Google QUIC one). */
 bool quic_looks_long(const uint8_t *d, size_t cap);
 
+/* Initialises libgcrypt once, if nothing did before. Call before any thread that may use it
+ * starts (nDPI decrypts QUIC Initials with it too, on the DPI stage's thread): libgcrypt is
+ * thread-safe only once initialised. quic_initial_keys calls it as well. */
+void quic_init(void);
+
 /* The Initial keys of one direction (RFC 9001 5.2), from the client's first Destination
  * Connection ID. */
 struct quic_keys {

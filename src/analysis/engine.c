@@ -9,6 +9,7 @@
 #include "decode.h"
 #include "flight.h"
 #include "handshake.h"
+#include "quic.h"
 #include "quicflow.h"
 #include "stage.h"
 
@@ -42,6 +43,7 @@ static dpi_ctx *flow_dpi(const engine *e, const struct flow *f)
 
 engine *engine_new(const struct engine_opts *o, struct sink *sinks, unsigned nsinks, dpi_ctx *dpi)
 {
+	quic_init(); /* libgcrypt, before the DPI stage's thread can use it */
 	engine *e = calloc(1, sizeof(*e));
 	if (!e)
 		return NULL;

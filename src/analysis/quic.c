@@ -42,6 +42,10 @@ static const uint8_t *initial_salt(uint32_t version)
 	                                0x86, 0xf1, 0x9c, 0x61, 0x11, 0xe0, 0x43, 0x90, 0xa8, 0x99};
 	static const uint8_t d23[20] = {0xc3, 0xee, 0xf7, 0x12, 0xc7, 0x2e, 0xbb, 0x5a, 0x11, 0xa7,
 	                                0xd2, 0x43, 0x2b, 0xb4, 0x63, 0x65, 0xbe, 0xf9, 0xf5, 0x02};
+	static const uint8_t t51[20] = {0x7a, 0x4e, 0xde, 0xf4, 0xe7, 0xcc, 0xee, 0x5f, 0xa4, 0x50,
+	                                0x6c, 0x19, 0x12, 0x4f, 0xc8, 0xcc, 0xda, 0x6e, 0x03, 0x3d};
+	static const uint8_t t50[20] = {0x7f, 0xf5, 0x79, 0xe5, 0xac, 0xd0, 0x72, 0x91, 0x55, 0x80,
+	                                0x30, 0x4c, 0x43, 0xa2, 0x36, 0x7c, 0x60, 0x48, 0x83, 0x10};
 	static const uint8_t d22[20] = {0x7f, 0xbc, 0xdb, 0x0e, 0x7c, 0x66, 0xbb, 0xe9, 0x19, 0x3a,
 	                                0x96, 0xcd, 0x21, 0x51, 0x9e, 0xbd, 0x7a, 0x02, 0x64, 0x4a};
 	if (version == QUIC_V1)
@@ -56,6 +60,10 @@ static const uint8_t *initial_salt(uint32_t version)
 		return version == 0xfaceb002u ? d23 : d29;
 	if (version == 0xff000016u || version == 0xfaceb001u) /* draft 22, mvfst on it */
 		return d22;
+	if (version == 0x54303531u) /* Google's T051 and T050: TLS in the IETF long header */
+		return t51;
+	if (version == 0x54303530u)
+		return t50;
 	return NULL;
 }
 
@@ -127,7 +135,7 @@ enum quic_parse quic_header(const uint8_t *d, size_t n, size_t cap, struct quic_
 		h->type = QUIC_VN;
 		return read_cids(d, n, cap, h) ? QUIC_OK : QUIC_CUT;
 	}
-	if (quic_is_gquic(h->version)) {
+	if (quic_is_gquic(h->version) && !initial_salt(h->version)) {
 		h->type = QUIC_GQUIC;
 		return QUIC_OK;
 	}
@@ -174,6 +182,11 @@ static void gcrypt_start(void)
 		gcry_control(GCRYCTL_DISABLE_SECMEM, 0);
 		gcry_control(GCRYCTL_INITIALIZATION_FINISHED, 0);
 	}
+}
+
+void quic_init(void)
+{
+	pthread_once(&gcrypt_once, gcrypt_start);
 }
 
 static bool hmac_sha256(const uint8_t *key, size_t klen, const uint8_t *a, size_t alen,
@@ -225,7 +238,7 @@ bool quic_initial_keys(uint32_t version, const uint8_t *dcid, uint8_t dcid_len, 
 	const uint8_t *salt = initial_salt(version);
 	if (!salt || dcid_len > QUIC_CID_MAX)
 		return false;
-	pthread_once(&gcrypt_once, gcrypt_start);
+	quic_init();
 	uint8_t initial[32], secret[32];
 	bool v2 = version == QUIC_V2;
 	memset(k, 0, sizeof(*k));
@@ -329,7 +342,9 @@ void quic_read_frames(const uint8_t *p, size_t n, struct quic_frames *out,
 				out->ack_largest = largest;
 			continue;
 		}
-		if (type == 0x06) { /* CRYPTO: offset, length, data */
+		/* CRYPTO: offset, length, data; Google's T050/T051 number it 0x08 (a STREAM frame
+		 * in RFC 9000, which no Initial packet carries) */
+		if (type == 0x06 || type == 0x08) {
 			if (!next_varint(p, n, &i, &off) || !next_varint(p, n, &i, &len) || len > n - i) {
 				out->bad = true;
 				break;
@@ -355,12 +370,13 @@ void quic_read_frames(const uint8_t *p, size_t n, struct quic_frames *out,
 
 /* ---- the ClientHello (RFC 8446 4.1.2) --------------------------------------------------------- */
 
-static void copy_text(char *out, size_t cap, const uint8_t *s, size_t n)
+/* Printable bytes of s into out (a host name lower case: names compare so). */
+static void copy_text(char *out, size_t cap, const uint8_t *s, size_t n, bool lower)
 {
 	size_t j = 0;
 	for (size_t i = 0; i < n && j + 1 < cap; i++)
 		if (s[i] > 0x20 && s[i] < 0x7f)
-			out[j++] = (char)(s[i] >= 'A' && s[i] <= 'Z' ? s[i] + 32 : s[i]);
+			out[j++] = (char)(lower && s[i] >= 'A' && s[i] <= 'Z' ? s[i] + 32 : s[i]);
 	out[j] = 0;
 }
 
@@ -395,11 +411,11 @@ bool quic_hello(const uint8_t *h, size_t n, char sni[128], char alpn[QUIC_ALPN_M
 		if (type == 0 && len >= 5 && h[i + 2] == 0) { /* server_name: list, host_name entry */
 			size_t nl = rd_be16(h + i + 3);
 			if (5 + nl <= len)
-				copy_text(sni, 128, h + i + 5, nl);
+				copy_text(sni, 128, h + i + 5, nl, true);
 		} else if (type == 16 && len >= 3) { /* ALPN: list length, then length-prefixed names */
 			size_t pl = h[i + 2];
 			if (3 + pl <= len)
-				copy_text(alpn, QUIC_ALPN_MAX, h + i + 3, pl);
+				copy_text(alpn, QUIC_ALPN_MAX, h + i + 3, pl, false);
 		}
 		i += len;
 	}

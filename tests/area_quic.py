@@ -1,0 +1,96 @@
+# QUIC connections as flows (issue 28): every QUIC connection of ../shared/captures listed with
+# tshark's version, server name and ALPN (tools/quiccheck.py), what a passive observer can
+# state about each (amplification, Retry, 0-RTT, round trips), and QUIC rows beside TCP's.
+# Run by tests/run.py with tests/helpers.py's names.
+import importlib.util as quic_importlib
+
+quic_spec = quic_importlib.spec_from_file_location("quiccheck", os.path.join(ROOT, "tools", "quiccheck.py"))
+quiccheck = quic_importlib.module_from_spec(quic_spec)
+quic_spec.loader.exec_module(quiccheck)
+
+
+def quic_shared():
+    if not os.path.isdir(SHARED):
+        raise Skip("../shared/captures not present")
+    if not shutil.which("tshark"):
+        raise Skip("tshark not installed")
+    caps = quiccheck.default_captures()
+    if len(caps) < 10:
+        raise Skip("only %d QUIC captures in ../shared/captures" % len(caps))
+    return caps
+
+
+@test("quic-connections-as-tshark-sees-them", ("release", "asan"))
+def t_quic_vs_tshark(binary, tmp):
+    """Each QUIC connection tshark shows in ../shared/captures (drafts 22-29, v1, mvfst, Google's
+    Q050 and T051, 0-RTT, Retry, version negotiation, ClientHellos split over several Initials)
+    is one flow with transport quic, the version tshark shows last and, where tshark shows
+    them, the same server name and first ALPN protocol."""
+    out = list(quiccheck.compare(binary, quic_shared()))
+    bad = ["%s %s %s" % (c, p, d) for c, p, _, _, d in out if d]
+    if len(out) < 15:
+        raise AssertionError("only %d QUIC connections from tshark" % len(out))
+    if bad:
+        raise AssertionError("%d of %d differ:\n%s" % (len(bad), len(out), "\n".join(bad)))
+    return "%d connections, version, name and ALPN as tshark's" % len(out)
+
+
+def quic_rows(binary, tmp, name):
+    path = os.path.join(SHARED, name)
+    if not os.path.exists(path):
+        raise Skip(name + " not in ../shared/captures")
+    db = analyse(binary, [path], tmp, ["--no-dpi"], os.path.basename(name) + ".db")
+    return rows(db, "SELECT * FROM flows WHERE transport = 'quic'")
+
+
+@test("quic-handshake-facts")
+def t_quic_facts(binary, tmp):
+    """What each handshake shows, against the packets (tshark -r F): curl's Initial is 1200
+    bytes and Google's server answers with two datagrams of 1200 (2400 bytes, no more than
+    3 x the client's 2400 before its Handshake packet); the Retry capture has quic_retry and a
+    second round trip; draft-28's version negotiation has quic_vn, the version the client
+    moved to and two round trips; 0-RTT is seen; Chromium's ClientHello split over several
+    Initials still gives the name (without nDPI). No server sends more than 3 x the client's
+    bytes before the client's address was validated, in any shared capture."""
+    r = quic_rows(binary, tmp, "zeek/testing_btest_Traces_quic_curl-8.1.2-dev-http3-www-google-de.pcap")
+    eq([(x["quic_c_initial"], x["quic_c_preval"], x["quic_s_preval"], x["s_iw_segs"], x["s_iw_bytes"],
+         x["quic_hs_rtts"], x["handshake"]) for x in r], [(1200, 2400, 2400, 2, 2400, 1, "complete")], "curl")
+    r = quic_rows(binary, tmp, "tcpdump/quic_retry.pcap")
+    eq([(x["quic_retry"], x["quic_hs_rtts"], x["server_name"], x["alpn"]) for x in r],
+       [(1, 2, "localhost", "h3")], "retry")
+    r = quic_rows(binary, tmp, "ndpi/quic-28.pcap")
+    eq([(x["quic_vn"], hex(x["quic_version"]), x["quic_hs_rtts"]) for x in r], [(1, "0xff00001b", 2)], "VN")
+    r = quic_rows(binary, tmp, "ndpi/quic_0RTT.pcap")
+    eq(sorted((x["server_port"], x["quic_0rtt"]) for x in r), [(443, 1), (4443, 1)], "0-RTT")
+    r = quic_rows(binary, tmp, "zeek/testing_btest_Traces_quic_chromium-115.0.5790.110-google-de-fragmented.pcap")
+    eq([x["server_name"] for x in r], ["www.google.de"], "a ClientHello in pieces")
+    db = analyse(binary, quic_shared(), tmp, ["--no-dpi"], "all.db")
+    checked = 0
+    for x in rows(db, "SELECT * FROM flows WHERE transport = 'quic'"):
+        assert x["quic_s_preval"] <= 3 * x["quic_c_preval"], x
+        checked += 1
+    eq(checked >= 15, True, "connections checked: %d" % checked)
+    return "curl, Retry, VN, 0-RTT, a split hello; 3x held everywhere"
+
+
+@test("quic-beside-tcp")
+def t_quic_beside_tcp(binary, tmp):
+    """A QUIC capture and a TCP one as one run: TCP rows say transport tcp and carry no QUIC
+    fields; QUIC rows carry no TCP SYN fields and their first flights are lower bounds in
+    datagrams (never an exact IW: the packets' numbers and ACKs are encrypted)."""
+    path = os.path.join(SHARED, "zeek", "testing_btest_Traces_quic_firefox-102.13.0esr-blog-cloudflare-com.pcap")
+    if not os.path.exists(path):
+        raise Skip("the Firefox QUIC capture is not in ../shared/captures")
+    db = analyse(binary, [path, truth_pcap()], tmp, ["--no-dpi"])
+    by = {}
+    for r in rows(db):
+        by.setdefault(r["transport"], []).append(r)
+    eq(sorted(by), ["quic", "tcp"], "transports")
+    for r in by["tcp"]:
+        eq((r["quic_version"], r["alpn"], r["quic_c_preval"]), (None, None, None), "a TCP row's QUIC fields")
+    q = by["quic"][0]
+    eq((q["c_syn_win"], q["s_mss"], q["quic_version"], q["alpn"], q["server_name"]),
+       (None, None, 1, "h3", "blog.cloudflare.com"), "the QUIC row")
+    eq(q["s_iw_limit"] in ("ambiguous", "amplification") and q["s_iw_class"].startswith(">=IW"), True,
+       "a lower bound: %s %s" % (q["s_iw_limit"], q["s_iw_class"]))
+    return "tcp rows %d, quic row %s %s" % (len(by["tcp"]), q["s_iw_limit"], q["s_iw_class"])
