@@ -194,21 +194,24 @@ def t_pg_refused(binary, tmp):
 def t_pg_report(binary, tmp):
     """Every report table and every chart from PostgreSQL equals the SQLite file's."""
     srv, uri, name = pg_database(tmp)
-    caps = [os.path.join(PCAPS, "demo.pcap"), os.path.join(PCAPS, "dpi", "apps.mid.pcap")]
+    caps = [os.path.join(PCAPS, "demo.pcap"), os.path.join(PCAPS, "dpi", "apps.mid.pcap"),
+            os.path.join(PCAPS, "quic", "retry.pcap")]
     dbs = [analyse(binary, [c], tmp, ["--probe", "p%d" % i], "%d.db" % i) for i, c in enumerate(caps)]
     all_db = os.path.join(tmp, "all.db")
     run(["merge"] + dbs + ["-o", all_db], binary, 0)
     run(["merge"] + dbs + ["-o", uri], binary, 0)
     reports = {}
-    for by in ([], ["--by", "server"], ["--by", "app"], ["--by", "rwnd"], ["--by", "standard"]):
+    for by in ([], ["--by", "server"], ["--by", "app"], ["--by", "rwnd"], ["--by", "standard"], ["--by", "transport"]):
         for fmt in ("table", "json"):
             _, a, _ = run(["report", all_db, "--format", fmt] + by, binary, 0)
             _, b, _ = run(["report", uri, "--format", fmt] + by, binary, 0)
             eq(b, a, "report %s %s" % (fmt, " ".join(by)))
             reports[(fmt,) + tuple(by)] = json.loads(a) if fmt == "json" else a
     # equal, and about both captures: not two empty reports
-    eq(sorted((r["probe"], r["flows"]) for r in reports[("json",)]["runs"]), [("p0", 10), ("p1", 5)],
+    eq(sorted((r["probe"], r["flows"]) for r in reports[("json",)]["runs"]), [("p0", 10), ("p1", 5), ("p2", 1)],
        "the runs reported")
+    eq([(r["name"], r["alpn"], r["retry"]) for r in reports[("json", "--by", "transport")]["quic_versions"]],
+       [("v1", "h3", 1)], "QUIC by version")
     eq(sorted(r["iw_class"] for r in reports[("json", "--by", "standard")]["iw_by_standard"]),
        ["IW10", "IW16", "IW3"], "the servers' windows by standard")
     _, summary, _ = run(["report", uri], binary, 0)

@@ -35,8 +35,12 @@ def t_quic_vs_tshark(binary, tmp):
     return "%d connections, version, name and ALPN as tshark's" % len(out)
 
 
+QUIC_LOCAL = {"tcpdump/quic_retry.pcap": "retry.pcap",  # copies in tests/pcaps/quic (README.md there)
+              "zeek/testing_btest_Traces_quic_curl-8.1.2-dev-http3-www-google-de.pcap": "curl-google.pcap"}
+
+
 def quic_rows(binary, tmp, name):
-    path = os.path.join(SHARED, name)
+    path = os.path.join(PCAPS, "quic", QUIC_LOCAL[name]) if name in QUIC_LOCAL else os.path.join(SHARED, name)
     if not os.path.exists(path):
         raise Skip(name + " not in ../shared/captures")
     db = analyse(binary, [path], tmp, ["--no-dpi"], os.path.basename(name) + ".db")

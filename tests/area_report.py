@@ -248,7 +248,7 @@ def t_report_hostile(binary, tmp):
 
     # report --format json: a text column stays a string, integers are numbers, NULL is null,
     # keys are the columns' names
-    for by in ([], ["--by", "server"], ["--by", "app"], ["--by", "rwnd"], ["--by", "standard"]):
+    for by in ([], ["--by", "server"], ["--by", "app"], ["--by", "rwnd"], ["--by", "standard"], ["--by", "transport"]):
         rc, raw, err = run_bytes(["report", db, "--format", "json"] + by, binary)
         eq(rc, 0, "report json %s: %s" % (by, err))
         try:
@@ -321,7 +321,7 @@ def digest(d):
             for f in sorted(os.listdir(d))}
 
 
-REPORTS = ([], ["--by", "server"], ["--by", "app"], ["--by", "rwnd"], ["--by", "standard"])
+REPORTS = ([], ["--by", "server"], ["--by", "app"], ["--by", "rwnd"], ["--by", "standard"], ["--by", "transport"])
 
 
 @test("report-plot-read-only-file-system", ("release", "asan"))
@@ -430,7 +430,7 @@ def t_report(binary, tmp):
     rc, out, _ = run(["report", db], binary, 0)
     for needle in ("IW10", "IW3", "rfc6928", "rfc3390", "6KB", "64KB", "complete", ">=IW4"):
         assert needle in out, needle
-    for by in ([], ["--by", "server"], ["--by", "app"], ["--by", "rwnd"], ["--by", "standard"]):
+    for by in ([], ["--by", "server"], ["--by", "app"], ["--by", "rwnd"], ["--by", "standard"], ["--by", "transport"]):
         rc, out, err = run(["report", db] + by, binary)
         eq((rc, err), (0, ""), "report %s" % by)
     # into a pipe, values are whole (tests/area_report.py: terminals, limits, hostile names)

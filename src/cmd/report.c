@@ -105,6 +105,31 @@ static const struct section standard_sections[] = {
 	  "GROUP BY 1, 2 ORDER BY 3 DESC, 1, 2" },
 };
 
+static const struct section transport_sections[] = {
+	{ "iw_by_transport", "Server first flights by transport", DEFAULT_ROWS,
+	  "SELECT coalesce(transport, 'tcp') AS transport, s_iw_class AS iw_class, s_iw_limit AS iw_limit, "
+	  "count(*) AS flows, count(DISTINCT server_ip) AS servers FROM flows "
+	  "WHERE s_iw_limit IS NOT NULL AND s_iw_limit <> 'none' GROUP BY 1, 2, 3 "
+	  "ORDER BY 1, s_iw_limit <> 'cwnd', CAST(ltrim(s_iw_class, '>=IW') AS INTEGER), 2, 3" },
+	{ "quic_versions", "QUIC connections by version and ALPN", DEFAULT_ROWS,
+	  "SELECT quic_version, CASE WHEN quic_version = 1 THEN 'v1' WHEN quic_version = 1798521807 "
+	  "THEN 'v2' WHEN quic_version BETWEEN 4278190080 AND 4278190335 "
+	  "THEN 'draft-' || CAST(quic_version - 4278190080 AS TEXT) "
+	  "WHEN quic_version BETWEEN 4207849472 AND 4207849727 "
+	  "THEN 'mvfst-' || CAST(quic_version - 4207849472 AS TEXT) "
+	  "WHEN quic_version / 16777216 IN (81, 84) THEN CASE WHEN quic_version / 16777216 = 81 "
+	  "THEN 'Q0' ELSE 'T0' END || CAST((quic_version / 256 % 256 - 48) * 10 + quic_version % 256 - 48 "
+	  "AS TEXT) END AS name, alpn, count(*) AS flows, sum(quic_retry) AS retry, sum(quic_vn) AS vn, "
+	  "sum(quic_0rtt) AS zero_rtt, sum(quic_amp_limited) AS amp_limited, "
+	  "round(avg(1.0 * quic_s_preval / nullif(quic_c_preval, 0)), 2) AS amp_ratio "
+	  "FROM flows WHERE transport = 'quic' GROUP BY 1, 2, 3 ORDER BY 4 DESC, 1, 3" },
+	{ "quic_amplification", "QUIC servers past the 3x limit (RFC 9000 8.1)", DEFAULT_ROWS,
+	  "SELECT server_ip, server_port, server_name, quic_c_preval, quic_s_preval, "
+	  "round(1.0 * quic_s_preval / quic_c_preval, 2) AS amp_ratio FROM flows "
+	  "WHERE transport = 'quic' AND quic_s_preval > 3 * quic_c_preval "
+	  "ORDER BY 6 DESC, 1, 2" },
+};
+
 /* Short headings for the tables' long column names (people read tables; scripts get the
  * names). */
 static const struct {
@@ -117,7 +142,8 @@ static const struct {
 	{ "lower_bound", "lb" },      { "iw_min", "min" },           { "iw_max", "max" },
 	{ "app_proto", "app" },
 	{ "server_name", "name" },    { "one_direction", "one_dir" }, { "syn_opts_cut", "syn_cut" },
-	{ "acked_unseen", "unseen_bytes" },
+	{ "acked_unseen", "unseen_bytes" }, { "quic_version", "version" },
+	{ "quic_c_preval", "c_bytes" }, { "quic_s_preval", "s_bytes" }, { "amp_limited", "amp" },
 };
 
 static const char *column_title(const char *name)
@@ -449,7 +475,7 @@ static int stream_row(void *arg, int ncols, const char *const *names, const char
 static void usage(FILE *out)
 {
 	fprintf(out, "usage: iwscope report DB|postgresql://... [--format table|csv|json]\n"
-	             "                      [--by server|app|rwnd|standard] [--limit N]\n"
+	             "                      [--by server|app|rwnd|standard|transport] [--limit N]\n"
 	             "Tables show at most 100 rows each (server names 50, disagreeing servers 20),\n"
 	             "and say how many they left out; --limit N shows N (0 = all). Into a pipe or\n"
 	             "a file, tables hold whole values; on a terminal long names are cut to fit.\n"
@@ -520,6 +546,7 @@ int report_main(int argc, char **argv)
 			BY("app", app_sections)
 			BY("rwnd", rwnd_sections)
 			BY("standard", standard_sections)
+			BY("transport", transport_sections)
 #undef BY
 			return usage_error("unknown grouping", optarg);
 		case 'n': {
