@@ -4,7 +4,7 @@
 import csv
 import io
 
-SERVER_COLS = ["server_ip", "server_port", "flows", "exact_flows", "iw", "iw_min", "iw_max", "lower_bound",
+SERVER_COLS = ["server_ip", "server_port", "transport", "flows", "exact_flows", "iw", "iw_min", "iw_max", "lower_bound",
                "iw_std", "verdict", "app_proto", "server_name"]
 
 
@@ -288,7 +288,8 @@ def t_report_hostile(binary, tmp):
     for i, host in enumerate(HOSTILE_HOSTS):
         r = by_ip["198.51.100.%d" % (20 + i)]
         eq(len(r), len(SERVER_COLS), "fields in a record")
-        eq(r[-1].encode("utf-8", errors="surrogateescape"), host.lower(), "CSV keeps the name as sent")
+        eq(r[SERVER_COLS.index("server_name")].encode("utf-8", errors="surrogateescape"), host.lower(),
+           "CSV keeps the name as sent")
     assert '"say ""hi""\\there,you"' in text, "quotes doubled inside a quoted field"
     assert '"#hash"' in text, "a field starting with # is quoted"
     # the summary: tables headed "# key", each readable
@@ -442,7 +443,7 @@ def t_report(binary, tmp):
     eq(iw[("IW10", "cwnd")], 2, "IW10 flows")
     eq(iw[("IW3", "cwnd")], 1, "IW3 flows")
     rc, out, _ = run(["report", db, "--format", "csv", "--by", "server"], binary, 0)
-    assert out.startswith("server_ip,server_port,flows,exact_flows,iw,"), out
+    assert out.startswith("server_ip,server_port,transport,flows,exact_flows,iw,"), out
     eq(run(["report", os.path.join(tmp, "none.db")], binary)[0], 2, "missing database")
 
 
@@ -511,17 +512,52 @@ def t_server_contradiction(binary, tmp):
            for r in strict_json(out, "json")["servers"] if r["server_ip"].startswith("192.0.2.")}
     eq(got, {"192.0.2.1": {"exact_flows": 2, "iw": None, "iw_min": 2, "iw_max": 2, "lower_bound": 3,
                            "iw_std": None, "verdict": "contradiction"},
+             # a split server has no IW, so no standard either (issue 31: "rfc3390" beside "-")
              "192.0.2.2": {"exact_flows": 2, "iw": None, "iw_min": 2, "iw_max": 4, "lower_bound": None,
-                           "iw_std": "rfc2581", "verdict": "split"},
+                           "iw_std": None, "verdict": "split"},
              "192.0.2.3": {"exact_flows": 1, "iw": 10, "iw_min": 10, "iw_max": 10, "lower_bound": 4,
                            "iw_std": None, "verdict": "exact"}}, "server verdicts")
     # the table shows both numbers and the word; the disagreeing servers say which kind
     _, out, _ = run(["report", db, "--by", "server"], binary, 0)
     line = [l for l in out.splitlines() if "192.0.2.1 " in l][0].split()
-    eq(line[1:9], ["443", "3", "2", "-", "2", "2", "3", "-"], "contradiction row: iw -, min, max, lb")
-    eq(line[9], "contradiction", "its verdict")
+    eq(line[1:10], ["443", "tcp", "3", "2", "-", "2", "2", "3", "-"], "contradiction row: iw -, min, max, lb")
+    eq(line[10], "contradiction", "its verdict")
     _, out, _ = run(["report", db, "--format", "json"], binary, 0)
     eq(sorted((r["server_ip"], r["verdict"]) for r in strict_json(out, "json")["disagreeing_servers"]),
        [("192.0.2.1", "contradiction"), ("192.0.2.2", "split")], "servers whose flows disagree")
     eq(rows(db, "SELECT count(*) AS n FROM server_iw WHERE iw IS NOT NULL AND server_ip LIKE '192.0.2.%'")[0]["n"],
        1, "only the exact server counts as an IW")
+
+
+@test("server-name-and-app-most-common", ("release", "asan"))
+def t_server_modal(binary, tmp):
+    """Per server, the name and application shown are the most common among its flows (issue
+    31: 10.9.0.2:80 showed tiny-rcvbuf.test, the alphabetically last, where most flows were
+    modern.test), the first by name on a tie; a server's TCP and QUIC flows are two rows whose
+    numbers do not mix (a QUIC lower bound in datagrams does not contradict a TCP IW)."""
+    db = analyse(binary, [truth_pcap("iw10.mid")], tmp, ["--no-dpi"])
+    base = rows(db, "SELECT * FROM flows ORDER BY flow_key LIMIT 1")[0]
+    con = sqlite3.connect(db)
+    cols = list(base)
+    key = max(r["flow_key"] for r in rows(db, "SELECT flow_key FROM flows")) + 1
+    flows = [("tcp", "modern.test", "HTTP", 10, "cwnd")] * 3 + [("tcp", "tiny-rcvbuf.test", "TLS", 10, "cwnd"),
+                                                               ("quic", "tiny-rcvbuf.test", "QUIC", 40, "ambiguous"),
+                                                               ("tcp", "b.test", "X", 10, "cwnd"),
+                                                               ("tcp", "a.test", "Y", 10, "cwnd")]
+    for i, (tr, name, app, segs, limit) in enumerate(flows):
+        ip = "198.51.100.7" if i < 5 else "198.51.100.8"
+        r = dict(base, server_ip=ip, server_port=80, flow_key=key, transport=tr, server_name=name, app_proto=app,
+                 s_iw_segs=segs, s_iw_limit=limit, s_iw_class=("IW%d" if limit == "cwnd" else ">=IW%d") % segs,
+                 s_iw_std="rfc6928" if limit == "cwnd" else None)
+        key += 1
+        con.execute("INSERT INTO flows (%s) VALUES (%s)" % (", ".join(cols), ", ".join("?" * len(cols))),
+                    [r[c] for c in cols])
+    con.commit()
+    con.close()
+    got = rows(db, "SELECT server_ip, transport, flows, iw, lower_bound, verdict, app_proto, server_name "
+                   "FROM server_iw WHERE server_ip LIKE '198.51.100.%' ORDER BY server_ip, transport")
+    eq([tuple(r.values()) for r in got],
+       [("198.51.100.7", "quic", 1, None, 40, None, "QUIC", "tiny-rcvbuf.test"),
+        ("198.51.100.7", "tcp", 4, 10, None, "exact", "HTTP", "modern.test"),
+        ("198.51.100.8", "tcp", 2, 10, None, "exact", "X", "a.test")], "per server and transport")
+    return "the most common name and app; TCP and QUIC apart"

@@ -93,14 +93,24 @@ static void test_classify(void)
 	CHECK(!strcmp(classify_rwnd(65535, 1460), "64KB"));
 	CHECK(!strcmp(classify_rwnd(8192, 1460), "8192"));
 	CHECK(!strcmp(classify_rwnd(16384, 1460), "16384"));
-	CHECK(!strcmp(classify_rwnd(12345, 1460), "other"));
+	CHECK(!strcmp(classify_rwnd(12345, 1460), "small")); /* below 10 x 1460 */
+	CHECK(!strcmp(classify_rwnd(43690, 1460), "other"));
+	/* issue 31: SO_RCVBUF-sized and odd small windows are not lumped with large ones */
+	CHECK(!strcmp(classify_rwnd(1460, 1460), "small"));
+	CHECK(!strcmp(classify_rwnd(2920, 1460), "small"));
+	CHECK(!strcmp(classify_rwnd(4096, 1460), "small"));
+	CHECK(!strcmp(classify_rwnd(4128, 1460), "small"));
+	CHECK(!strcmp(classify_rwnd(32120, 1460), "other"));
+	CHECK(!strcmp(classify_rwnd(55000, 1460), "other"));
+	CHECK(!strcmp(classify_rwnd(14599, 0), "small"));
+	CHECK(!strcmp(classify_rwnd(14600, 0), "10MSS"));
 	CHECK(!strcmp(classify_rwnd(5840, 0), "6KB"));
 	/* PPPoE and VPN routers clamp the MSS, not the window: Linux's 6KB with MSS 1380 */
 	CHECK(!strcmp(classify_rwnd(5840, 1380), "6KB"));
 	CHECK(!strcmp(classify_rwnd(5792, 1380), "6KB"));
 	CHECK(!strcmp(classify_rwnd(14600, 1380), "10MSS"));
 	CHECK(!strcmp(classify_rwnd(5520, 1380), "6KB")); /* 4 x the clamped MSS as well */
-	CHECK(!strcmp(classify_rwnd(5841, 1380), "other"));
+	CHECK(!strcmp(classify_rwnd(5841, 1380), "small"));
 	/* RFC 3390: 3 segments at 1460, 4 at <= 1095; RFC 6928: 10 */
 	CHECK_EQ_INT(classify_iw_rfc3390(1460), 3);
 	CHECK_EQ_INT(classify_iw_rfc3390(1448), 3);

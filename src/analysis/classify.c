@@ -65,13 +65,14 @@ enum rwnd_class classify_rwnd_class(unsigned win, unsigned mss)
 			if (sizes[k] && win <= 65535 && win + sizes[k] > 65535 && win % sizes[k] == 0)
 				return RWND_64KB;
 	}
-	return RWND_OTHER;
+	/* a window ten segments would not fit in: an IW10 sender is held back by it */
+	return win < 10u * (mss ? mss : 1460u) ? RWND_SMALL : RWND_OTHER;
 }
 
 const char *classify_rwnd_name(enum rwnd_class c)
 {
 	static const char *const names[] = { NULL, "6KB", "10MSS", "20MSS", "64KB", "8192", "16384",
-	                                     "other" };
+	                                     "other", "small" };
 	_Static_assert(sizeof(names) / sizeof(names[0]) == RWND_CLASSES, "a name per receiver class");
 	return (unsigned)c < sizeof(names) / sizeof(names[0]) ? names[c] : NULL;
 }

@@ -75,8 +75,9 @@ static const struct section summary_sections[] = {
 
 static const struct section server_sections[] = {
 	{ "servers", "Servers: initial window verdicts", 100,
-	  "SELECT server_ip, server_port, flows, exact_flows, iw, iw_min, iw_max, lower_bound, iw_std, "
-	  "verdict, app_proto, server_name FROM server_iw ORDER BY flows DESC, server_ip, server_port" },
+	  "SELECT server_ip, server_port, transport, flows, exact_flows, iw, iw_min, iw_max, "
+	  "lower_bound, iw_std, verdict, app_proto, server_name FROM server_iw "
+	  "ORDER BY flows DESC, server_ip, server_port, transport" },
 };
 
 static const struct section app_sections[] = {
@@ -142,7 +143,7 @@ static const struct {
 	{ "lower_bound", "lb" },      { "iw_min", "min" },           { "iw_max", "max" },
 	{ "app_proto", "app" },
 	{ "server_name", "name" },    { "one_direction", "one_dir" }, { "syn_opts_cut", "syn_cut" },
-	{ "acked_unseen", "unseen_bytes" }, { "quic_version", "version" },
+	{ "acked_unseen", "unseen_bytes" }, { "quic_version", "version" }, { "transport", "proto" },
 	{ "quic_c_preval", "c_bytes" }, { "quic_s_preval", "s_bytes" }, { "amp_limited", "amp" },
 };
 
