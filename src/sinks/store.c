@@ -769,7 +769,7 @@ fail:
 	return -1;
 }
 
-static void sink_close(void *self) { (void)self; }
+static void sink_close(void *self) { store_close(self); }
 
 static const char *sink_error(void *self) { return store_error(self); }
 

@@ -99,7 +99,7 @@ static int sink_tick(void *self)
 	return 0;
 }
 
-static void sink_close(void *self) { (void)self; }
+static void sink_close(void *self) { ui_close(self); }
 
 static struct server *server_for(ui *u, const char *key)
 {
