@@ -14,7 +14,7 @@
  * ring hands its frames over in blocks, up to LIVE_BLOCK_MS late, so one port's SYN may arrive
  * after the other port's SYN-ACK. Each interface's frames therefore wait in a stage of their
  * own and are released in time-stamp order, a frame only once no interface can still hand over
- * an earlier one (see releasable()); the frames are then routed as one interface's are.
+ * an earlier one (livestage.c); the frames are then routed as one interface's are.
  *
  * Workers hand finished rows over in chunks through one queue; the caller's thread gives them
  * to the sinks and commits. A slow disk lengthens the queue, up to CHUNKS_QUEUED_MAX chunks
