@@ -15,7 +15,7 @@ struct live_opts {
 	const char *iface;    /* borrowed until the capture is closed */
 	int snaplen;          /* 0 = LIVE_SNAPLEN */
 	int buffer_kib;       /* 0 = LIVE_BUFFER_KIB */
-	const char *filter;   /* NULL = "tcp" */
+	const char *filter;   /* NULL = LIVE_FILTER_DEFAULT (config.h) */
 	int promisc;
 };
 

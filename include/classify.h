@@ -13,10 +13,13 @@ unsigned classify_ittl(unsigned ttl);
 /* Receiver classes (docs/METHOD.md "Receivers"); RWND_NULL: no SYN seen. */
 enum rwnd_class { RWND_NULL = 0, RWND_6KB, RWND_10MSS, RWND_20MSS, RWND_64KB, RWND_8192,
                   RWND_16384, RWND_OTHER,
+                  RWND_SMALL, /* no known window, and too small for ten segments (an IW10) */
                   RWND_CLASSES /* how many, RWND_NULL included: not a class */ };
 
 /* Receiver class from a SYN's unscaled window and MSS (0 = no MSS); its name: "6KB", "10MSS",
- * "20MSS", "64KB", "8192", "16384" or "other" (static strings; NULL for RWND_NULL). */
+ * "20MSS", "64KB", "8192", "16384", "small" (any other window below ten segments of the MSS,
+ * 14600 bytes without one: too small for an IW10) or "other" (any other, larger) (static
+ * strings; NULL for RWND_NULL). */
 enum rwnd_class classify_rwnd_class(unsigned win, unsigned mss);
 const char *classify_rwnd_name(enum rwnd_class c);
 const char *classify_rwnd(unsigned win, unsigned mss); /* the two in one */

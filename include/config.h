@@ -37,6 +37,7 @@
 
 /* Flow table */
 #ifndef FLOW_CAP_DEFAULT
+#define LIVE_FILTER_DEFAULT "tcp or udp" /* live capture without an expression: TCP and QUIC */
 #define FLOW_CAP_DEFAULT 262144u /* open flows at once; beyond it the oldest idle is evicted */
 #endif
 #ifndef FLOW_IDLE_US

@@ -1,31 +1,26 @@
-/* One run of the capture command: source, sinks, nDPI, privileges, signals, the capture loop
- * (files, live, replay, a pipe), the summary and the run's row. */
+/* One run of the capture command: the plan (plan.c) opened, nDPI, privileges, signals, the
+ * source's loop (files, a pipe, a replay, live), the summary and the run's row. */
 #include "analyse.h"
 
-#include <errno.h>
-#include <grp.h>
-#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "capture.h"
 #include "clock.h"
+#include "config.h"
 #include "dpi.h"
 #include "engine.h"
 #include "exitcode.h"
-#include "lines.h"
 #include "livecap.h"
-#include "pg.h"
-#include "pgsink.h"
-#include "store.h"
+#include "plan.h"
 #include "ui.h"
 
-/* Set by the signal handler, read by the capture loops (the one global that changes). */
+/* Set by the signal handler, read by the capture loops: this file's only global. (The
+ * dashboard keeps its terminal's state in ui.c's, libpq is loaded once into pg.c's.) */
 static volatile sig_atomic_t stop_requested;
 
 static void on_signal(int sig)
@@ -44,6 +39,8 @@ struct run_state {
 	/* a pipe on stdin gone silent: its clock runs on as the wall clock does, from the newest
 	 * packet's time, so that flows end (FIN plus a second) and time out as live */
 	uint64_t idle_pkts, idle_since_us, idle_capture_us;
+	struct run_info *run;      /* live: the workers' and the capture's counters */
+	struct capture_result cr;  /* files: which failed, a filter error */
 };
 
 static int on_packet(void *arg, int dlt, const uint8_t *data, uint32_t caplen, uint32_t wirelen,
@@ -91,22 +88,6 @@ static int on_idle(void *arg, bool silent)
 	return 0;
 }
 
-/* What the run reads, as runs.source and the dashboard say it: the files, or the interfaces,
- * separated by spaces. */
-static void source_text(const struct config *cfg, char *buf, size_t len)
-{
-	size_t n = 0;
-	buf[0] = '\0';
-	const char *const *names = cfg->iface ? cfg->ifaces : cfg->files;
-	unsigned count = cfg->iface ? cfg->nifaces : cfg->nfiles;
-	for (unsigned i = 0; i < count && n + 1 < len; i++) {
-		int w = snprintf(buf + n, len - n, "%s%s", i ? " " : "", names[i]);
-		if (w < 0)
-			break;
-		n += (size_t)w;
-	}
-}
-
 /* v with a comma between each three digits ("52,000"), into buf. */
 static const char *grouped(uint64_t v, char *buf, size_t len)
 {
@@ -146,23 +127,23 @@ static void print_lacks(const struct run_info *run)
 	fprintf(stderr, ": verdicts there are exact only where the packets show them (docs/METHOD.md)");
 }
 
-static void print_summary(const struct config *cfg, const struct run_info *run, const store *db,
-                          const pgsink *pg)
+/* The run's summary on stderr; the primary sink adds its own lines (sink.h). */
+static void print_summary(const struct plan *p, const struct run_info *run)
 {
+	const struct config *cfg = p->cfg;
+	const struct sink_kind *primary = p->kinds[0];
+	void *self = p->sinks[0].self;
 	int64_t replaced = 0, flows = 0;
-	struct pgsink_stats st;
-	if (pg) {
-		pgsink_stats(pg, &st);
-		replaced = st.replaced_runs;
-		flows = st.replaced_flows;
-	} else {
-		store_replaced(db, &replaced, &flows);
-	}
+	if (primary->replaced)
+		primary->replaced(self, &replaced, &flows);
 	if (replaced)
 		fprintf(stderr, "iwscope: replaced %lld earlier run%s of %s (%lld flows)\n",
 		        (long long)replaced, replaced == 1 ? "" : "s", run->source, (long long)flows);
-	fprintf(stderr, "iwscope: %llu packets (%llu TCP), %llu flow%s written to %s",
-	        (unsigned long long)run->packets, (unsigned long long)run->tcp_packets,
+	char quic[48] = "";
+	if (run->quic_packets)
+		snprintf(quic, sizeof(quic), ", %llu QUIC", (unsigned long long)run->quic_packets);
+	fprintf(stderr, "iwscope: %llu packets (%llu TCP%s), %llu flow%s written to %s",
+	        (unsigned long long)run->packets, (unsigned long long)run->tcp_packets, quic,
 	        (unsigned long long)run->flows, run->flows == 1 ? "" : "s", cfg->db_shown);
 	if (run->evicted)
 		fprintf(stderr, ", %llu evicted early (table full)", (unsigned long long)run->evicted);
@@ -177,52 +158,9 @@ static void print_summary(const struct config *cfg, const struct run_info *run, 
 				        (unsigned long long)run->reasons[i]);
 		fprintf(stderr, "\n");
 	}
-	if (!pg)
-		return;
-	fprintf(stderr, "iwscope: postgresql: %llu flow rows sent", (unsigned long long)st.delivered);
-	if (st.spooled) {
-		fprintf(stderr, "; %llu waited in the spool while the server was unreachable",
-		        (unsigned long long)st.spooled);
-		if (st.backlog)
-			fprintf(stderr, " (%llu left by an earlier run)", (unsigned long long)st.backlog);
-		fprintf(stderr, ", %llu drained", (unsigned long long)st.drained);
-	}
-	fprintf(stderr, "\n");
-	if (st.remaining)
-		fprintf(stderr, "iwscope: %llu flow rows wait in the spool %s; the next run with it, or "
-		        "`iwscope merge %s -o URI`, delivers them\n", (unsigned long long)st.remaining,
-		        cfg->spool, cfg->spool);
+	if (primary->summary)
+		primary->summary(self, &p->sc);
 }
-
-/* Gives the database files to user and becomes that user (tcpdump -Z). 0 or -1 (printed). */
-static int drop_privileges(const char *user, const char *db)
-{
-	struct passwd *pw = getpwnam(user);
-	if (!pw) {
-		fprintf(stderr, "iwscope: -Z %s: no such user\n", user);
-		return -1;
-	}
-	const char *suffix[] = { "", "-wal", "-shm" };
-	for (size_t i = 0; i < 3; i++) {
-		char path[1100];
-		snprintf(path, sizeof(path), "%s%s", db, suffix[i]);
-		if (chown(path, pw->pw_uid, pw->pw_gid) != 0 && errno != ENOENT) {
-			fprintf(stderr, "iwscope: %s: cannot give it to %s: %s\n", path, user, strerror(errno));
-			return -1;
-		}
-	}
-	if (initgroups(pw->pw_name, pw->pw_gid) != 0 || setgid(pw->pw_gid) != 0 ||
-	    setuid(pw->pw_uid) != 0) {
-		fprintf(stderr, "iwscope: -Z %s: %s\n", user, strerror(errno));
-		return -1;
-	}
-	if (setuid(0) == 0) { /* must be impossible now */
-		fprintf(stderr, "iwscope: -Z %s: root could be regained; stopping\n", user);
-		return -1;
-	}
-	return 0;
-}
-
 
 /* A capture-time span as people say it: "850 ms", "42 s", "3.5 h", "5.8 years". */
 static void duration_text(uint64_t us, char *buf, size_t len)
@@ -268,13 +206,18 @@ static enum ui_action dashboard_turn(ui *dash, uint64_t packets, uint32_t open_f
 	return a;
 }
 
+/* ---- the sources' loops: one signature, chosen once by the plan's source ---- */
+
 /* The live loop, on this thread while others capture and analyse (livecap.c): rows to the
  * sinks as they come, commits every second, the dashboard redrawn every refresh interval.
  * The capture's own end (an error, -c) or a stop ends it; then every open flow is written and
  * run gets the counters. Returns 0, or EXIT_RUNTIME after a capture error (printed). */
-static int watch(const struct config *cfg, struct run_state *rs, livecap *lc, ui *dash,
-                 struct run_info *run)
+static int loop_live(struct plan *p, struct run_state *rs)
 {
+	const struct config *cfg = p->cfg;
+	livecap *lc = p->lc;
+	ui *dash = p->dash;
+	struct run_info *run = rs->run;
 	uint64_t last_tick = clock_mono_us(), last_draw = 0;
 	uint64_t refresh = (uint64_t)(cfg->refresh_s * 1e6);
 	while (!stop_requested && !livecap_over(lc)) {
@@ -382,179 +325,52 @@ static int stream(const struct config *cfg, struct run_state *rs, capture_replay
 	return 0;
 }
 
-static void close_live(capture_live **live, unsigned n)
-{
-	for (unsigned i = 0; i < n; i++)
-		capture_live_close(live[i]);
-}
 
-/* The message of the sink that failed: the primary's when it has one, else the first other. */
-static const char *failed_sink_error(const struct sink *sinks, unsigned n)
+/* The replay: the files at the capture's pace (stream), then what idle time it cut. */
+static int loop_replay(struct plan *p, struct run_state *rs)
 {
-	for (unsigned i = 0; i < n; i++) {
-		const char *e = sinks[i].ops->error(sinks[i].self);
-		if (e && *e)
-			return e;
-	}
-	return "a sink failed";
-}
-
-int analyse_run(struct config *cfg)
-{
-	char err[1100];
-	int rc = 0;
-	bool streaming = cfg->iface || cfg->replay;
-	/* tcpdump -w - | iwscope -r -: a pipe that stays open is read as live capture is (rows
-	 * of open flows once their verdicts are final, commits every second, WAL for readers) */
-	bool from_stdin = false;
-	for (unsigned i = 0; i < cfg->nfiles; i++)
-		from_stdin |= !strcmp(cfg->files[i], "-");
-	bool piped = from_stdin && capture_stdin_is_pipe();
-	capture_live *live[LIVE_IFACES_MAX] = { NULL };
-	unsigned nlive = 0;
-	capture_replay *replay = NULL;
-	ui *dash = NULL;
-	struct capture_opts co = { .files = cfg->files, .nfiles = cfg->nfiles,
-		                   .filter = cfg->filter, .max_packets = cfg->count };
-	/* open the interfaces first: no permission means no database either */
-	for (unsigned i = 0; cfg->iface && i < cfg->nifaces; i++) {
-		struct live_opts lo = { cfg->ifaces[i], cfg->snaplen, cfg->buffer_kib, cfg->filter,
-			                !cfg->no_promisc };
-		if (!(live[nlive] = capture_live_open(&lo, err, sizeof(err)))) {
-			fprintf(stderr, "iwscope: %s\n", err);
-			close_live(live, nlive);
-			return EXIT_RUNTIME;
-		}
-		nlive++;
-	}
-	/* capture files: those that cannot be opened are reported now and skipped; when none
-	 * can, no database is created or touched (standard input is read as it comes) */
-	const char *readable[MAX_FILES];
-	unsigned unreadable = 0;
-	if (!cfg->iface) {
-		co.files = readable;
-		co.nfiles = 0;
-		for (unsigned i = 0; i < cfg->nfiles; i++) {
-			/* a pipe, a FIFO, /dev/stdin: opening it would consume it, so it is read as it
-			 * comes and its problems are reported then */
-			struct stat st;
-			if (!strcmp(cfg->files[i], "-") ||
-			    (stat(cfg->files[i], &st) == 0 && !S_ISREG(st.st_mode))) {
-				readable[co.nfiles++] = cfg->files[i];
-				continue;
-			}
-			int filter_error = 0;
-			capture_file *cf = capture_file_open(cfg->files[i], cfg->filter, &filter_error);
-			if (filter_error)
-				return EXIT_USAGE;
-			if (cf)
-				readable[co.nfiles++] = cfg->files[i];
-			else
-				unreadable++;
-			capture_file_close(cf);
-		}
-		if (!co.nfiles)
-			return EXIT_RUNTIME;
-	}
-	/* the primary sink: an SQLite file, or PostgreSQL with its spool */
-	store *db = NULL;
-	pgsink *pg = NULL;
-	if (pg_is_uri(cfg->db)) {
-		struct pgsink_opts po = { cfg->db, cfg->spool, cfg->quiet };
-		pg = pgsink_open(&po, err, sizeof(err));
-	} else {
-		db = store_open(cfg->db, err, sizeof(err));
-		if (db && !streaming && !piped)
-			store_bulk(db);
-	}
-	if (!db && !pg) {
-		fprintf(stderr, "iwscope: %s\n", err);
-		close_live(live, nlive);
+	const struct config *cfg = p->cfg;
+	struct capture_opts co = { .files = p->files, .nfiles = p->nfiles, .filter = cfg->filter,
+		                   .max_packets = cfg->count, .idle = on_idle, .idle_arg = rs };
+	capture_replay *replay = capture_replay_open(&co, cfg->replay_speed);
+	if (!replay) {
+		fprintf(stderr, "iwscope: out of memory\n");
+		rs->sink_failed = 1;
 		return EXIT_RUNTIME;
 	}
-	dpi_ctx *dpi = NULL;
-	engine *eng = NULL;
-	livecap *lc = NULL;
-	struct sink sinks[3];
-	unsigned nsinks = 0;
-	/* files: nDPI and the sinks on a second thread; live and replay stay on one, next to the
-	 * dashboard that shows the flows as they are written */
-	bool threaded = !streaming && !piped && cfg->threads > 1;
-	/* with that thread, nDPI starts up there while this one reads the first packets */
-	/* live: each worker opens its own (livecap.c) */
-	if (!cfg->no_dpi && !nlive &&
-	    !(dpi = threaded ? dpi_new(cfg->dpi_packets) : dpi_open(cfg->dpi_packets))) {
-		fprintf(stderr, "iwscope: cannot initialise nDPI\n");
-		rc = EXIT_RUNTIME;
-		goto out;
+	capture_replay_max_gap(replay, (uint64_t)(cfg->max_gap_s * 1e6));
+	int rc = stream(cfg, rs, replay, p->dash);
+	char d[48];
+	unsigned gaps = skipped_idle(replay, d, sizeof(d));
+	rs->cr.files_failed = capture_replay_failed(replay);
+	if (gaps && !cfg->quiet && !p->dash) { /* the dashboard said it on screen */
+		fprintf(stderr, "iwscope: replay skipped %s of idle capture (%u gap%s over %g s)\n",
+		        d, gaps, gaps == 1 ? "" : "s", cfg->max_gap_s);
 	}
-	sinks[nsinks++] = pg ? pgsink_sink(pg) : store_sink(db);
-	const struct sink primary = sinks[0];
-	bool want_ui = streaming && !cfg->no_ui && isatty(STDOUT_FILENO) && isatty(STDIN_FILENO);
-	if (cfg->verbose || (streaming && !want_ui)) { /* headless: a line per finished flow */
-		sinks[nsinks] = lines_sink(stdout, cfg->json);
-		if (sinks[nsinks].ops)
-			nsinks++;
-	}
-	/* Rows of flows still open (early rows) are for live capture and replay: a file is read
-	 * faster than its flows lasted, and its rows all arrive within the run anyway, each
-	 * written once. */
-	struct engine_opts eo = { .flow_cap = cfg->flow_cap, .force_timing = cfg->force_timing,
-		                  .threaded = threaded, .early_rows = streaming || piped };
-	char source[4096];
-	source_text(cfg, source, sizeof(source));
-	struct run_info run = { 0 };
-	run.probe = cfg->probe;
-	run.started_us = clock_wall_us();
-	run.source = source;
-	run.filter = cfg->filter ? cfg->filter : cfg->iface ? "tcp" : NULL;
-	char options[96] = "";
-	if (nlive) { /* what the capture was opened with (every interface alike), beside what
-	              * changes results */
-		int snaplen, kib;
-		capture_live_settings(live[0], &snaplen, &kib);
-		snprintf(options, sizeof(options), "snaplen=%d buffer_kib=%d%s", snaplen, kib,
-		         cfg->force_timing ? " timing" : "");
-	} else if (cfg->force_timing) {
-		snprintf(options, sizeof(options), "timing");
-	}
-	run.options = options[0] ? options : NULL;
-	run.libpcap_version = capture_pcap_version();
-	run.ndpi_version = cfg->no_dpi ? NULL : dpi_version();
-	run.pcap_received = run.pcap_dropped = run.dpi_peak_states = NULL64;
-	/* a source that is not a file (an interface, standard input) is new every time */
-	run.again = cfg->iface || from_stdin ? RUN_LIVE : cfg->replace ? RUN_REPLACE
-	            : cfg->append ? RUN_APPEND : RUN_NEW_ONLY;
-	if (primary.ops->begin(primary.self, &run) != 0) {
-		fprintf(stderr, "iwscope: %s\n", primary.ops->error(primary.self));
-		rc = EXIT_RUNTIME;
-		goto out;
-	}
-	if (cfg->user && drop_privileges(cfg->user, pg ? cfg->spool : cfg->db) != 0) {
-		rc = EXIT_RUNTIME;
-		goto out;
-	}
-	if (want_ui) {
-		struct ui_opts uo = { source, !cfg->no_color };
-		dash = ui_open(&uo);
-		if (dash)
-			sinks[nsinks++] = ui_sink(dash);
-	}
-	if (nlive) {
-		struct livecap_opts lo = { .workers = cfg->threads, .eo = eo, .dpi = !cfg->no_dpi,
-			                   .dpi_packets = cfg->dpi_packets, .max_packets = cfg->count };
-		lc = livecap_start(live, nlive, &lo, err, sizeof(err));
-		if (!lc) {
-			fprintf(stderr, "iwscope: %s\n", err);
-			rc = EXIT_RUNTIME;
-			goto out;
-		}
-	} else if (!(eng = engine_new(&eo, sinks, nsinks, dpi))) {
-		fprintf(stderr, "iwscope: out of memory for the flow table\n");
-		rc = EXIT_RUNTIME;
-		goto out;
-	}
+	capture_replay_close(replay);
+	return rc;
+}
 
+/* Files merged by packet time, or a pipe read as it comes (on_idle). */
+static int loop_files(struct plan *p, struct run_state *rs)
+{
+	struct capture_opts co = { .files = p->files, .nfiles = p->nfiles, .filter = p->cfg->filter,
+		                   .max_packets = p->cfg->count, .idle = on_idle, .idle_arg = rs };
+	capture_files(&co, on_packet, rs, &stop_requested, &rs->cr);
+	return 0;
+}
+
+typedef int (*source_loop)(struct plan *p, struct run_state *rs);
+
+static const source_loop loops[] = {
+	[PLAN_FILES] = loop_files,
+	[PLAN_PIPE] = loop_files,
+	[PLAN_REPLAY] = loop_replay,
+	[PLAN_LIVE] = loop_live,
+};
+
+static void catch_signals(void)
+{
 	struct sigaction sa;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
@@ -562,108 +378,129 @@ int analyse_run(struct config *cfg)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
+}
 
-	struct run_state rs = { .eng = eng, .sinks = sinks, .nsinks = nsinks };
-	co.idle = on_idle;
-	co.idle_arg = &rs;
-	struct capture_result cr = { 0 };
-	if (nlive) {
-		rc = watch(cfg, &rs, lc, dash, &run);
-	} else if (streaming) {
-		replay = capture_replay_open(&co, cfg->replay_speed);
-		if (replay) {
-			capture_replay_max_gap(replay, (uint64_t)(cfg->max_gap_s * 1e6));
-			rc = stream(cfg, &rs, replay, dash);
-			char d[48];
-			unsigned gaps = skipped_idle(replay, d, sizeof(d));
-			cr.files_failed = capture_replay_failed(replay);
-			if (gaps && !cfg->quiet && !dash) { /* the dashboard said it on screen */
-				fprintf(stderr, "iwscope: replay skipped %s of idle capture (%u gap%s over %g s)\n",
-				        d, gaps, gaps == 1 ? "" : "s", cfg->max_gap_s);
-			}
-		} else {
-			fprintf(stderr, "iwscope: out of memory\n");
-			rc = EXIT_RUNTIME;
-			rs.sink_failed = 1;
-		}
-	} else {
-		capture_files(&co, on_packet, &rs, &stop_requested, &cr);
-	}
-	cr.files_failed += unreadable;
+/* The run's row as it begins: what it reads, with what, and what it does when it was read
+ * before. */
+static void run_begins(const struct plan *p, struct run_info *run)
+{
+	const struct config *cfg = p->cfg;
+	memset(run, 0, sizeof(*run));
+	run->probe = cfg->probe;
+	run->started_us = clock_wall_us();
+	run->source = p->source_text;
+	run->filter = cfg->filter ? cfg->filter : cfg->iface ? LIVE_FILTER_DEFAULT : NULL;
+	run->options = p->options[0] ? p->options : NULL;
+	run->libpcap_version = capture_pcap_version();
+	run->ndpi_version = cfg->no_dpi ? NULL : dpi_version();
+	run->pcap_received = run->pcap_dropped = run->dpi_peak_states = NULL64;
+	/* a source that is not a file (an interface, standard input) is new every time */
+	run->again = cfg->iface || p->from_stdin ? RUN_LIVE : cfg->replace ? RUN_REPLACE
+	             : cfg->append ? RUN_APPEND : RUN_NEW_ONLY;
+}
 
-	/* Everything analysed so far is written, whatever stopped the capture (live: watch). */
-	if (eng && !rs.sink_failed && engine_flush(eng, END_CAPTURE) != 0)
-		rs.sink_failed = 1;
+/* The capture is over: everything analysed so far is written, whatever stopped it (live: its
+ * loop did), and run gets the counters and how it ended. */
+static void run_ends(struct plan *p, struct run_state *rs, struct run_info *run)
+{
+	engine *eng = p->eng;
+	if (eng && !rs->sink_failed && engine_flush(eng, END_CAPTURE) != 0)
+		rs->sink_failed = 1;
 	if (eng && engine_finish(eng) != 0)
-		rs.sink_failed = 1;
-	if (dash) { /* give the terminal back before printing anything */
-		ui_close(dash);
-		dash = NULL;
-		nsinks--;
-	}
+		rs->sink_failed = 1;
+	plan_release_terminal(p, run); /* give the terminal back before printing anything */
 	if (eng)
-		engine_stats(eng, &run);
-	if (dpi) {
+		engine_stats(eng, run);
+	if (p->dpi) {
 		uint64_t alive, peak, inspected;
-		dpi_stats(dpi, &alive, &peak, &inspected);
+		dpi_stats(p->dpi, &alive, &peak, &inspected);
 		/* two contexts with a stage: the sum of their peaks bounds the flows at once */
-		run.dpi_peak_states = (int64_t)(peak + engine_dpi_peak(eng));
-	} else if (lc && !cfg->no_dpi) {
-		run.dpi_peak_states = (int64_t)livecap_dpi_peak(lc);
+		run->dpi_peak_states = (int64_t)(peak + engine_dpi_peak(eng));
+	} else if (p->lc && !p->cfg->no_dpi) {
+		run->dpi_peak_states = (int64_t)livecap_dpi_peak(p->lc);
 	}
-	run.finished_us = clock_wall_us();
-	run.skipped_files = cr.files_failed;
+	run->finished_us = clock_wall_us();
+	run->skipped_files = rs->cr.files_failed;
 	/* what happened, as the exit status says it: a file that could not be read whole (missing,
 	 * cut short, unsupported) fails the run, whose rows are kept all the same */
-	run.status = rs.sink_failed || (lc && livecap_error(lc)) ? "failed"
-	             : stop_requested || rs.quit_early ? "interrupted"
-	             : cr.files_failed || cr.filter_error ? "failed" : "complete";
-	if (rs.sink_failed) {
-		fprintf(stderr, "iwscope: %s\n", dpi && !dpi_ready(dpi) ? "cannot initialise nDPI"
-		                                   : lc && livecap_failure(lc) ? livecap_failure(lc)
-		                                   : failed_sink_error(sinks, nsinks));
-		primary.ops->end(primary.self, &run); /* best effort: record the failure */
-		rc = EXIT_RUNTIME;
-		goto out;
+	run->status = rs->sink_failed || (p->lc && livecap_error(p->lc)) ? "failed"
+	              : stop_requested || rs->quit_early ? "interrupted"
+	              : rs->cr.files_failed || rs->cr.filter_error ? "failed" : "complete";
+}
+
+/* The live capture's own lines: what libpcap received and dropped, per interface when several. */
+static void print_live_counts(const struct plan *p, const struct run_info *run)
+{
+	fprintf(stderr, "iwscope: %lld packets received by the capture, %lld dropped (%s); "
+	        "the capture waited %.1f ms at most\n", (long long)run->pcap_received,
+	        (long long)run->pcap_dropped, p->options, livecap_longest_stall(p->lc) / 1000.0);
+	for (unsigned i = 0; i < p->nlive && p->nlive > 1; i++) {
+		int64_t received, dropped;
+		livecap_capture_counts(p->lc, i, &received, &dropped);
+		fprintf(stderr, "%s%s: %lld received, %lld dropped%s", i ? "; " : "iwscope: ",
+		        p->cfg->ifaces[i], (long long)received, (long long)dropped,
+		        i + 1 == p->nlive ? "\n" : "");
 	}
-	for (unsigned i = 0; i < nsinks; i++)
-		if (sinks[i].ops->end(sinks[i].self, &run) != 0) {
-			fprintf(stderr, "iwscope: %s\n", sinks[i].ops->error(sinks[i].self));
-			rc = EXIT_RUNTIME;
-			goto out;
-		}
+}
+
+/* The run's end as it is said: the failure, or each sink's end, the summary, the exit status. */
+static int finish(struct plan *p, struct run_state *rs, const struct run_info *run, int rc)
+{
+	const struct config *cfg = p->cfg;
+	if (rs->sink_failed) {
+		fprintf(stderr, "iwscope: %s\n", p->dpi && !dpi_ready(p->dpi) ? "cannot initialise nDPI"
+		                                   : p->lc && livecap_failure(p->lc) ? livecap_failure(p->lc)
+		                                   : plan_sink_error(p));
+		plan_end(p, run, true); /* best effort: record the failure */
+		return EXIT_RUNTIME;
+	}
+	if (plan_end(p, run, false) != 0)
+		return EXIT_RUNTIME;
 	fflush(stdout);
 	/* a summary adds nothing when every file failed before its first packet */
-	if (!cfg->quiet && (run.packets || !cr.files_failed))
-		print_summary(cfg, &run, db, pg);
-	if (nlive && !cfg->quiet) {
-		fprintf(stderr, "iwscope: %lld packets received by the capture, %lld dropped (%s); "
-		        "the capture waited %.1f ms at most\n", (long long)run.pcap_received,
-		        (long long)run.pcap_dropped, options, livecap_longest_stall(lc) / 1000.0);
-		for (unsigned i = 0; i < nlive && nlive > 1; i++) {
-			int64_t received, dropped;
-			livecap_capture_counts(lc, i, &received, &dropped);
-			fprintf(stderr, "%s%s: %lld received, %lld dropped%s", i ? "; " : "iwscope: ",
-			        cfg->ifaces[i], (long long)received, (long long)dropped,
-			        i + 1 == nlive ? "\n" : "");
-		}
-	}
-	if (cr.filter_error)
+	if (!cfg->quiet && (run->packets || !rs->cr.files_failed))
+		print_summary(p, run);
+	if (p->source == PLAN_LIVE && !cfg->quiet)
+		print_live_counts(p, run);
+	if (rs->cr.filter_error)
 		rc = EXIT_USAGE;
-	else if (cr.files_failed && !rc)
+	else if (rs->cr.files_failed && !rc)
 		rc = EXIT_RUNTIME;
 	if (stop_requested && !cfg->quiet)
 		fprintf(stderr, "iwscope: interrupted; everything analysed so far is saved\n");
-out:
-	ui_close(dash);
-	livecap_free(lc);
-	engine_free(eng);
-	for (unsigned i = 1; i < nsinks; i++)
-		sinks[i].ops->close(sinks[i].self);
-	dpi_close(dpi);
-	store_close(db);
-	pgsink_close(pg);
-	capture_replay_close(replay);
-	close_live(live, nlive);
+	return rc;
+}
+
+int analyse_run(struct config *cfg)
+{
+	struct plan p;
+	struct run_info run;
+	plan_from_config(&p, cfg);
+	int rc = plan_open_source(&p);
+	if (!rc)
+		rc = plan_open_sinks(&p);
+	if (!rc)
+		rc = plan_open_dpi(&p);
+	if (!rc) {
+		run_begins(&p, &run);
+		rc = plan_begin(&p, &run);
+	}
+	if (!rc)
+		rc = plan_drop_privileges(&p);
+	if (!rc) {
+		plan_open_terminal(&p, &run);
+		rc = plan_start(&p);
+	}
+	if (rc) {
+		plan_close(&p);
+		return rc;
+	}
+	catch_signals();
+	struct run_state rs = { .eng = p.eng, .sinks = p.sinks, .nsinks = p.nsinks, .run = &run };
+	rc = loops[p.source](&p, &rs);
+	rs.cr.files_failed += p.unreadable;
+	run_ends(&p, &rs, &run);
+	rc = finish(&p, &rs, &run, rc);
+	plan_close(&p);
 	return rc;
 }

@@ -43,8 +43,9 @@ static void usage(FILE *out)
 	        "                 are one capture, merged by packet time as mergecap does (a tap's\n"
 	        "                 two direction files; files that follow one another); a pcapng\n"
 	        "                 file's interfaces may differ in link type and snapshot length\n"
-	        "  -i IFACE       capture live from IFACE (a BPF filter keeps only TCP unless you\n"
-	        "                 give one); SIGINT/SIGTERM stop it after writing every flow;\n"
+	        "  -i IFACE       capture live from IFACE (a BPF filter keeps TCP and UDP, for\n"
+	        "                 QUIC, unless you give one); SIGINT/SIGTERM stop it after\n"
+	        "                 writing every flow;\n"
 	        "                 several -i (up to %d, a tap's ports) are one capture, merged by\n"
 	        "                 packet time\n"
 	        "  -s SNAPLEN     live: bytes captured per packet (default %d)\n"
@@ -235,200 +236,214 @@ static int cpus_usable(void)
 	return n < 1 ? 1 : n > LIVE_WORKERS_MAX ? LIVE_WORKERS_MAX : n;
 }
 
-int cli_parse(int argc, char **argv, struct config *cfg)
+/* The long options' codes past every short option's character. */
+enum { OPT_VERSION = 256, OPT_TIMING, OPT_NO_DPI, OPT_FLOW_CAP, OPT_JSON, OPT_DPI_PACKETS,
+       OPT_REPLAY, OPT_NO_UI, OPT_NO_COLOR, OPT_PROBE, OPT_SPOOL, OPT_THREADS,
+       OPT_APPEND, OPT_REPLACE, OPT_MAX_GAP };
+static const struct option longopts[] = {
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, OPT_VERSION },
+	{ "timing", no_argument, NULL, OPT_TIMING },
+	{ "no-dpi", no_argument, NULL, OPT_NO_DPI },
+	{ "flow-cap", required_argument, NULL, OPT_FLOW_CAP },
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ "dpi-packets", required_argument, NULL, OPT_DPI_PACKETS },
+	{ "replay", optional_argument, NULL, OPT_REPLAY },
+	{ "no-ui", no_argument, NULL, OPT_NO_UI },
+	{ "no-color", no_argument, NULL, OPT_NO_COLOR },
+	{ "probe", required_argument, NULL, OPT_PROBE },
+	{ "spool", required_argument, NULL, OPT_SPOOL },
+	{ "threads", required_argument, NULL, OPT_THREADS },
+	{ "append", no_argument, NULL, OPT_APPEND },
+	{ "replace", no_argument, NULL, OPT_REPLACE },
+	{ "max-gap", required_argument, NULL, OPT_MAX_GAP },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* Sets the option c that takes a number (or a speed) from optarg. 0, EXIT_USAGE (said), or -1
+ * when c is not one of them. */
+static int number_option(int c, struct config *cfg)
 {
-	enum { OPT_VERSION = 256, OPT_TIMING, OPT_NO_DPI, OPT_FLOW_CAP, OPT_JSON, OPT_DPI_PACKETS,
-	       OPT_REPLAY, OPT_NO_UI, OPT_NO_COLOR, OPT_PROBE, OPT_SPOOL, OPT_THREADS,
-	       OPT_APPEND, OPT_REPLACE, OPT_MAX_GAP };
-	static const struct option longopts[] = {
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, OPT_VERSION },
-		{ "timing", no_argument, NULL, OPT_TIMING },
-		{ "no-dpi", no_argument, NULL, OPT_NO_DPI },
-		{ "flow-cap", required_argument, NULL, OPT_FLOW_CAP },
-		{ "json", no_argument, NULL, OPT_JSON },
-		{ "dpi-packets", required_argument, NULL, OPT_DPI_PACKETS },
-		{ "replay", optional_argument, NULL, OPT_REPLAY },
-		{ "no-ui", no_argument, NULL, OPT_NO_UI },
-		{ "no-color", no_argument, NULL, OPT_NO_COLOR },
-		{ "probe", required_argument, NULL, OPT_PROBE },
-		{ "spool", required_argument, NULL, OPT_SPOOL },
-		{ "threads", required_argument, NULL, OPT_THREADS },
-		{ "append", no_argument, NULL, OPT_APPEND },
-		{ "replace", no_argument, NULL, OPT_REPLACE },
-		{ "max-gap", required_argument, NULL, OPT_MAX_GAP },
-		{ NULL, 0, NULL, 0 },
-	};
-	const char *filter_file = NULL;
-	int c;
-	cfg->db = "iwscope.db";
-	cfg->threads = (unsigned)cpus_usable();
-	cfg->dpi_packets = DPI_MAX_PKTS;
-	cfg->refresh_s = 1.0;
-	cfg->max_gap_s = REPLAY_MAX_GAP_S;
-	opterr = 0; /* a usage error is one line of ours */
-	while ((c = getopt_long(argc, argv, "+:r:o:c:F:qvhi:s:B:pZ:d:", longopts, NULL)) != -1) {
-		char *end;
-		switch (c) {
-		case 'r':
-			if (cfg->nfiles >= MAX_FILES) {
-				fprintf(stderr, "iwscope: at most %d -r files\n", MAX_FILES);
-				return EXIT_USAGE;
-			}
-			cfg->files[cfg->nfiles++] = optarg;
-			break;
-		case 'o':
-			cfg->db = optarg;
-			break;
-		case 'c':
-			errno = 0;
-			cfg->count = strtoull(optarg, &end, 10);
-			if (errno || *end || !*optarg || cfg->count == 0 || optarg[0] == '-') {
-				fprintf(stderr, "iwscope: invalid packet count \"%s\"\n", optarg);
-				return EXIT_USAGE;
-			}
-			break;
-		case 'F':
-			filter_file = optarg;
-			break;
-		case 'q':
-			cfg->quiet = true;
-			break;
-		case 'v':
-			cfg->verbose = true;
-			break;
-		case OPT_JSON:
-			cfg->json = true;
-			break;
-		case OPT_TIMING:
-			cfg->force_timing = true;
-			break;
-		case OPT_NO_DPI:
-			cfg->no_dpi = true;
-			break;
-		case OPT_FLOW_CAP: {
-			unsigned long v;
-			if (!number_in(optarg, 16, 1ul << 28, &v)) {
-				fprintf(stderr, "iwscope: --flow-cap wants 16 .. 268435456\n");
-				return EXIT_USAGE;
-			}
-			cfg->flow_cap = (uint32_t)v;
-			break;
+	char *end;
+	switch (c) {
+	case 'c':
+		errno = 0;
+		cfg->count = strtoull(optarg, &end, 10);
+		if (errno || *end || !*optarg || cfg->count == 0 || optarg[0] == '-') {
+			fprintf(stderr, "iwscope: invalid packet count \"%s\"\n", optarg);
+			return EXIT_USAGE;
 		}
-		case OPT_DPI_PACKETS: {
-			unsigned long v;
-			if (!number_in(optarg, 1, 1000, &v)) {
-				fprintf(stderr, "iwscope: --dpi-packets wants 1 .. 1000\n");
-				return EXIT_USAGE;
-			}
-			cfg->dpi_packets = (unsigned)v;
-			break;
+		break;
+	case OPT_FLOW_CAP: {
+		unsigned long v;
+		if (!number_in(optarg, 16, 1ul << 28, &v)) {
+			fprintf(stderr, "iwscope: --flow-cap wants 16 .. 268435456\n");
+			return EXIT_USAGE;
 		}
-		case 'i': {
-			if (cfg->nifaces == LIVE_IFACES_MAX) {
-				fprintf(stderr, "iwscope: at most %d -i interfaces\n", LIVE_IFACES_MAX);
-				return EXIT_USAGE;
-			}
-			for (unsigned i = 0; i < cfg->nifaces; i++)
-				if (!strcmp(cfg->ifaces[i], optarg)) {
-					fprintf(stderr, "iwscope: -i %s given twice\n", optarg);
-					return EXIT_USAGE;
-				}
-			cfg->ifaces[cfg->nifaces++] = optarg;
-			cfg->iface = cfg->ifaces[0];
-			break;
-		}
-		case 's':
-		case 'B': {
-			unsigned long v;
-			if (!number_in(optarg, c == 's' ? 64 : 1, c == 's' ? 262144 : 4194304, &v)) {
-				fprintf(stderr, "iwscope: invalid %s \"%s\"\n", c == 's' ? "snaplen" : "buffer size", optarg);
-				return EXIT_USAGE;
-			}
-			if (c == 's')
-				cfg->snaplen = (int)v;
-			else
-				cfg->buffer_kib = (int)v;
-			break;
-		}
-		case 'p':
-			cfg->no_promisc = 1;
-			break;
-		case 'Z':
-			cfg->user = optarg;
-			break;
-		case 'd':
-			cfg->refresh_s = strtod(optarg, &end);
-			if (*end || !(cfg->refresh_s >= 0.1 && cfg->refresh_s <= 3600)) {
-				fprintf(stderr, "iwscope: -d wants 0.1 .. 3600 seconds\n");
-				return EXIT_USAGE;
-			}
-			break;
-		case OPT_REPLAY:
-			cfg->replay = true;
-			cfg->replay_speed = optarg ? strtod(optarg, &end) : 1.0;
-			if (optarg && (*end || !(cfg->replay_speed > 0))) {
-				fprintf(stderr, "iwscope: --replay wants a speed factor above 0\n");
-				return EXIT_USAGE;
-			}
-			break;
-		case OPT_NO_UI:
-			cfg->no_ui = true;
-			break;
-		case OPT_NO_COLOR:
-			cfg->no_color = true;
-			break;
-		case OPT_PROBE:
-			if (!valid_probe(optarg)) {
-				fprintf(stderr, "iwscope: --probe wants 1 to %d letters, digits, '.', '_', "
-				        "':' or '-'\n", PROBE_MAX - 1);
-				return EXIT_USAGE;
-			}
-			snprintf(cfg->probe, sizeof(cfg->probe), "%s", optarg);
-			break;
-		case OPT_SPOOL:
-			cfg->spool = optarg;
-			break;
-		case OPT_APPEND:
-			cfg->append = true;
-			break;
-		case OPT_MAX_GAP:
-			cfg->max_gap_s = strtod(optarg, &end);
-			if (*end || !*optarg || !(cfg->max_gap_s >= 0 && cfg->max_gap_s <= 86400))
-				return usage_error("--max-gap wants 0 .. 86400 seconds");
-			break;
-		case OPT_REPLACE:
-			cfg->replace = true;
-			break;
-		case OPT_THREADS: {
-			unsigned long n;
-			if (!isdigit((unsigned char)optarg[0]) || !number_in(optarg, 1, LIVE_WORKERS_MAX, &n)) {
-				fprintf(stderr, "iwscope: --threads wants 1 to %u; see --help\n",
-				        LIVE_WORKERS_MAX);
-				return EXIT_USAGE;
-			}
-			cfg->threads = (unsigned)n;
-			break;
-		}
-		case 'h':
-			usage(stdout);
-			exit(0);
-		case OPT_VERSION:
-			version();
-			exit(0);
-		case ':':
-		default: {
-			char what[300];
-			if (optopt > 0 && optopt < 256 && optopt != '?')
-				snprintf(what, sizeof(what), c == ':' ? "option -%c needs a value"
-				                                      : "unknown option -%c", optopt);
-			else
-				snprintf(what, sizeof(what), c == ':' ? "option %.200s needs a value"
-				                                      : "unknown option %.200s", argv[optind - 1]);
-			return usage_error(what);
-		}
-		}
+		cfg->flow_cap = (uint32_t)v;
+		break;
 	}
+	case OPT_DPI_PACKETS: {
+		unsigned long v;
+		if (!number_in(optarg, 1, 1000, &v)) {
+			fprintf(stderr, "iwscope: --dpi-packets wants 1 .. 1000\n");
+			return EXIT_USAGE;
+		}
+		cfg->dpi_packets = (unsigned)v;
+		break;
+	}
+	case 's':
+	case 'B': {
+		unsigned long v;
+		if (!number_in(optarg, c == 's' ? 64 : 1, c == 's' ? 262144 : 4194304, &v)) {
+			fprintf(stderr, "iwscope: invalid %s \"%s\"\n", c == 's' ? "snaplen" : "buffer size", optarg);
+			return EXIT_USAGE;
+		}
+		if (c == 's')
+			cfg->snaplen = (int)v;
+		else
+			cfg->buffer_kib = (int)v;
+		break;
+	}
+	case 'd':
+		cfg->refresh_s = strtod(optarg, &end);
+		if (*end || !(cfg->refresh_s >= 0.1 && cfg->refresh_s <= 3600)) {
+			fprintf(stderr, "iwscope: -d wants 0.1 .. 3600 seconds\n");
+			return EXIT_USAGE;
+		}
+		break;
+	case OPT_REPLAY:
+		cfg->replay = true;
+		cfg->replay_speed = optarg ? strtod(optarg, &end) : 1.0;
+		if (optarg && (*end || !(cfg->replay_speed > 0))) {
+			fprintf(stderr, "iwscope: --replay wants a speed factor above 0\n");
+			return EXIT_USAGE;
+		}
+		break;
+	case OPT_MAX_GAP:
+		cfg->max_gap_s = strtod(optarg, &end);
+		if (*end || !*optarg || !(cfg->max_gap_s >= 0 && cfg->max_gap_s <= 86400))
+			return usage_error("--max-gap wants 0 .. 86400 seconds");
+		break;
+	case OPT_THREADS: {
+		unsigned long n;
+		if (!isdigit((unsigned char)optarg[0]) || !number_in(optarg, 1, LIVE_WORKERS_MAX, &n)) {
+			fprintf(stderr, "iwscope: --threads wants 1 to %u; see --help\n",
+			        LIVE_WORKERS_MAX);
+			return EXIT_USAGE;
+		}
+		cfg->threads = (unsigned)n;
+		break;
+	}
+	default:
+		return -1;
+	}
+	return 0;
+}
+
+/* Sets option c (its value in optarg); -F's file goes to *filter_file. 0, or the exit status
+ * after a usage error (said). */
+static int one_option(int c, char **argv, struct config *cfg, const char **filter_file)
+{
+	int rc = number_option(c, cfg);
+	if (rc >= 0)
+		return rc;
+	switch (c) {
+	case 'r':
+		if (cfg->nfiles >= MAX_FILES) {
+			fprintf(stderr, "iwscope: at most %d -r files\n", MAX_FILES);
+			return EXIT_USAGE;
+		}
+		cfg->files[cfg->nfiles++] = optarg;
+		break;
+	case 'o':
+		cfg->db = optarg;
+		break;
+	case 'F':
+		*filter_file = optarg;
+		break;
+	case 'q':
+		cfg->quiet = true;
+		break;
+	case 'v':
+		cfg->verbose = true;
+		break;
+	case OPT_JSON:
+		cfg->json = true;
+		break;
+	case OPT_TIMING:
+		cfg->force_timing = true;
+		break;
+	case OPT_NO_DPI:
+		cfg->no_dpi = true;
+		break;
+	case 'i': {
+		if (cfg->nifaces == LIVE_IFACES_MAX) {
+			fprintf(stderr, "iwscope: at most %d -i interfaces\n", LIVE_IFACES_MAX);
+			return EXIT_USAGE;
+		}
+		for (unsigned i = 0; i < cfg->nifaces; i++)
+			if (!strcmp(cfg->ifaces[i], optarg)) {
+				fprintf(stderr, "iwscope: -i %s given twice\n", optarg);
+				return EXIT_USAGE;
+			}
+		cfg->ifaces[cfg->nifaces++] = optarg;
+		cfg->iface = cfg->ifaces[0];
+		break;
+	}
+	case 'p':
+		cfg->no_promisc = 1;
+		break;
+	case 'Z':
+		cfg->user = optarg;
+		break;
+	case OPT_NO_UI:
+		cfg->no_ui = true;
+		break;
+	case OPT_NO_COLOR:
+		cfg->no_color = true;
+		break;
+	case OPT_PROBE:
+		if (!valid_probe(optarg)) {
+			fprintf(stderr, "iwscope: --probe wants 1 to %d letters, digits, '.', '_', "
+			        "':' or '-'\n", PROBE_MAX - 1);
+			return EXIT_USAGE;
+		}
+		snprintf(cfg->probe, sizeof(cfg->probe), "%s", optarg);
+		break;
+	case OPT_SPOOL:
+		cfg->spool = optarg;
+		break;
+	case OPT_APPEND:
+		cfg->append = true;
+		break;
+	case OPT_REPLACE:
+		cfg->replace = true;
+		break;
+	case 'h':
+		usage(stdout);
+		exit(0);
+	case OPT_VERSION:
+		version();
+		exit(0);
+	case ':':
+	default: {
+		char what[300];
+		if (optopt > 0 && optopt < 256 && optopt != '?')
+			snprintf(what, sizeof(what), c == ':' ? "option -%c needs a value"
+			                                      : "unknown option -%c", optopt);
+		else
+			snprintf(what, sizeof(what), c == ':' ? "option %.200s needs a value"
+			                                      : "unknown option %.200s", argv[optind - 1]);
+		return usage_error(what);
+	}
+	}
+	return 0;
+}
+
+/* The options that do not go together, or need another. 0, or EXIT_USAGE (said). */
+static int check_combinations(const struct config *cfg)
+{
 	if (!cfg->nfiles && !cfg->iface)
 		return usage_error("no capture given (-r FILE or -i IFACE)");
 	if (cfg->json && !cfg->verbose && !cfg->no_ui && !cfg->iface && !cfg->replay)
@@ -457,6 +472,13 @@ int cli_parse(int argc, char **argv, struct config *cfg)
 		fprintf(stderr, "iwscope: --spool is for -o postgresql://...\n");
 		return EXIT_USAGE;
 	}
+	return 0;
+}
+
+/* What follows from the options: the probe's name, the spool, colours, the filter (from -F or
+ * the rest of the line). 0, or the exit status (said). */
+static int settle(int argc, char **argv, struct config *cfg, const char *filter_file)
+{
 	if (!cfg->probe[0] && default_probe(cfg->probe, sizeof(cfg->probe)) != 0) {
 		fprintf(stderr, "iwscope: cannot tell this host's name; give --probe NAME\n");
 		return EXIT_USAGE;
@@ -490,4 +512,23 @@ int cli_parse(int argc, char **argv, struct config *cfg)
 		}
 	}
 	return 0;
+}
+
+int cli_parse(int argc, char **argv, struct config *cfg)
+{
+	const char *filter_file = NULL;
+	int c;
+	cfg->db = "iwscope.db";
+	cfg->threads = (unsigned)cpus_usable();
+	cfg->dpi_packets = DPI_MAX_PKTS;
+	cfg->refresh_s = 1.0;
+	cfg->max_gap_s = REPLAY_MAX_GAP_S;
+	opterr = 0; /* a usage error is one line of ours */
+	while ((c = getopt_long(argc, argv, "+:r:o:c:F:qvhi:s:B:pZ:d:", longopts, NULL)) != -1) {
+		int rc = one_option(c, argv, cfg, &filter_file);
+		if (rc)
+			return rc;
+	}
+	int rc = check_combinations(cfg);
+	return rc ? rc : settle(argc, argv, cfg, filter_file);
 }

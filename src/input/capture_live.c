@@ -76,7 +76,7 @@ capture_live *capture_live_open(const struct live_opts *o, char *err, size_t err
 		free(c);
 		return NULL;
 	}
-	if (capture_set_filter(c->pc, NULL, o->filter ? o->filter : "tcp", err, errlen) != 0) {
+	if (capture_set_filter(c->pc, NULL, o->filter ? o->filter : LIVE_FILTER_DEFAULT, err, errlen) != 0) {
 		pcap_close(c->pc);
 		free(c);
 		return NULL;

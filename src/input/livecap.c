@@ -14,7 +14,7 @@
  * ring hands its frames over in blocks, up to LIVE_BLOCK_MS late, so one port's SYN may arrive
  * after the other port's SYN-ACK. Each interface's frames therefore wait in a stage of their
  * own and are released in time-stamp order, a frame only once no interface can still hand over
- * an earlier one (see releasable()); the frames are then routed as one interface's are.
+ * an earlier one (livestage.c); the frames are then routed as one interface's are.
  *
  * Workers hand finished rows over in chunks through one queue; the caller's thread gives them
  * to the sinks and commits. A slow disk lengthens the queue, up to CHUNKS_QUEUED_MAX chunks
@@ -35,26 +35,7 @@
 #include "config.h"
 #include "decode.h"
 #include "dpi.h"
-
-/* A frame in a worker's ring or an interface's stage: this header, then caplen bytes, padded
- * to FRAME_ALIGN. */
-struct frame {
-	uint32_t caplen : 24;  /* at most a quarter of a ring (4 MiB) */
-	uint32_t link : 8;     /* the capture it came from (its link type), 0 .. LIVE_IFACES_MAX-1 */
-	uint32_t wirelen;
-	uint64_t ts_us;
-};
-#define FRAME_ALIGN 16u
-_Static_assert(sizeof(struct frame) == FRAME_ALIGN, "a frame header is one alignment unit");
-#define FRAME_WRAP 0xFFFFFFu /* caplen of a header that says: go on at the ring's start */
-_Static_assert((uint64_t)LIVE_RING_KIB * 1024u / 4 < FRAME_WRAP, "caplen fits its field");
-_Static_assert(LIVE_IFACES_MAX <= 256, "link fits its field");
-
-/* A frame's bytes in a ring or a stage, header included. */
-static uint64_t frame_bytes(uint32_t caplen)
-{
-	return sizeof(struct frame) + ((caplen + FRAME_ALIGN - 1) & ~(uint64_t)(FRAME_ALIGN - 1));
-}
+#include "livestage.h"
 
 #define ROWS_PER_CHUNK 32
 #define CHUNKS_QUEUED_MAX 2048 /* rows waiting for the sinks at most: 65,536 */
@@ -97,22 +78,11 @@ struct worker {
 	uint64_t dpi_peak;
 };
 
-/* Several interfaces: one's frames waiting to be released in time order (a FIFO that never
- * wraps a frame: its bytes move to the front when the end is reached). */
-struct stage {
-	livecap *lc;
-	unsigned link;           /* which capture */
-	uint8_t *buf;
-	uint64_t size, head, tail; /* bytes; frames are [tail, head) */
-	uint64_t last_ts;        /* the latest time stamp this interface handed over */
-	uint64_t looked_us;      /* wall clock when its kernel ring was last read */
-};
-
 struct livecap {
 	capture_live *caps[LIVE_IFACES_MAX];
 	int dlts[LIVE_IFACES_MAX];
 	unsigned ncaps;
-	struct stage stages[LIVE_IFACES_MAX]; /* with more than one capture */
+	livestage *stages;          /* with more than one capture */
 	uint64_t lag_us;            /* how far behind the wall clock a released frame may be */
 	bool max_reached;
 	unsigned nworkers;
@@ -182,7 +152,8 @@ static unsigned worker_of(const livecap *lc, int dlt, const uint8_t *data, uint3
 	if (lc->nworkers == 1)
 		return 0;
 	struct pkt p;
-	if (decode_packet(dlt, data, caplen, 0, &p) != DECODE_OK)
+	enum decode_result r = decode_packet(dlt, data, caplen, 0, &p);
+	if (r != DECODE_OK && r != DECODE_UDP) /* UDP: a QUIC connection's datagrams, one worker */
 		return 0;
 	uint64_t h = endpoint_mix(&p.src, p.sport) + endpoint_mix(&p.dst, p.dport);
 	h ^= h >> 29;
@@ -265,6 +236,13 @@ static int route(livecap *lc, unsigned link, const uint8_t *data, uint32_t caple
 	return 0;
 }
 
+/* Several interfaces: a frame released from its stage (livestage.c). */
+static int route_staged(void *arg, unsigned link, const uint8_t *data, uint32_t caplen,
+                        uint32_t wirelen, uint64_t ts_us)
+{
+	return route(arg, link, data, caplen, wirelen, ts_us);
+}
+
 /* One interface: frames go straight to the workers. */
 static int on_frame(void *arg, int dlt, const uint8_t *data, uint32_t caplen, uint32_t wirelen,
                     uint64_t ts_us)
@@ -273,123 +251,11 @@ static int on_frame(void *arg, int dlt, const uint8_t *data, uint32_t caplen, ui
 	return route(arg, 0, data, caplen, wirelen, ts_us);
 }
 
-/* ---- several interfaces: stages released in time order --------------------------------- */
-
-static const struct frame *stage_first(const struct stage *st)
-{
-	return st->head == st->tail ? NULL : (const struct frame *)(st->buf + st->tail);
-}
-
-/* Whether a frame stamped ts may be released: no interface can still hand over an earlier
- * one. One whose stage holds frames hands over none earlier than its first (the merge takes
- * the earliest first frame); an empty one none earlier than the latest it handed over, nor
- * than its last look at the kernel's ring less two block timeouts (a frame waits at most one
- * in a partly filled block, the kernel's clock and this one being the same wall clock). */
-static bool releasable(const livecap *lc, uint64_t ts)
-{
-	for (unsigned i = 0; i < lc->ncaps; i++) {
-		const struct stage *st = &lc->stages[i];
-		if (st->head != st->tail)
-			continue;
-		uint64_t sure = st->looked_us > 2000u * LIVE_BLOCK_MS ? st->looked_us - 2000u * LIVE_BLOCK_MS : 0;
-		if (ts > sure && ts > st->last_ts)
-			return false;
-	}
-	return true;
-}
-
-enum release { RELEASE_DUE, RELEASE_ONE, RELEASE_ALL };
-
-/* Releases staged frames to the workers in time order (ties: the interface given first):
- * RELEASE_DUE those no interface can still precede; RELEASE_ONE the earliest, due or not (a
- * stage is full: time order may then break, a frame is never lost); RELEASE_ALL every one
- * (the capture ended). -1 once max_packets are routed. */
-static int release(livecap *lc, enum release how)
-{
-	for (;;) {
-		struct stage *first = NULL;
-		const struct frame *ff = NULL;
-		for (unsigned i = 0; i < lc->ncaps; i++) {
-			const struct frame *f = stage_first(&lc->stages[i]);
-			if (f && (!ff || f->ts_us < ff->ts_us)) {
-				first = &lc->stages[i];
-				ff = f;
-			}
-		}
-		if (!ff || (how == RELEASE_DUE && !releasable(lc, ff->ts_us)))
-			return 0;
-		first->tail += frame_bytes(ff->caplen);
-		if (first->tail == first->head)
-			first->tail = first->head = 0;
-		if (route(lc, first->link, (const uint8_t *)(ff + 1), ff->caplen, ff->wirelen, ff->ts_us) != 0)
-			return -1;
-		if (how == RELEASE_ONE)
-			return 0;
-	}
-}
-
-/* Whether st has room for need bytes at its end, its frames moved to the front if that helps. */
-static bool stage_room(struct stage *st, uint64_t need)
-{
-	if (st->size - st->head < need && st->tail) {
-		memmove(st->buf, st->buf + st->tail, st->head - st->tail);
-		st->head -= st->tail;
-		st->tail = 0;
-	}
-	return st->size - st->head >= need;
-}
-
-/* A frame of one of several interfaces into its stage. */
-static int on_staged(void *arg, int dlt, const uint8_t *data, uint32_t caplen, uint32_t wirelen,
-                     uint64_t ts_us)
-{
-	struct stage *st = arg;
-	(void)dlt;
-	if (caplen > st->size / 4)
-		caplen = (uint32_t)(st->size / 4); /* never: the snaplen is far smaller */
-	uint64_t need = frame_bytes(caplen);
-	while (!stage_room(st, need)) /* full: the earliest frames go now */
-		if (release(st->lc, RELEASE_ONE) != 0)
-			return -1;
-	struct frame *f = (struct frame *)(st->buf + st->head);
-	f->caplen = caplen;
-	f->link = st->link;
-	f->wirelen = wirelen;
-	f->ts_us = ts_us;
-	memcpy(f + 1, data, caplen);
-	st->head += need;
-	if (ts_us > st->last_ts)
-		st->last_ts = ts_us;
-	return 0;
-}
-
-/* Reads every interface's kernel ring (waiting up to timeout_ms for one to have frames) into
- * the stages, and releases what can go. Frames read, or -1 on a capture error (in err, naming
- * the interface) or when max_packets were routed. */
-static int capture_round(livecap *lc, int timeout_ms, char *err, size_t errlen)
-{
-	capture_live_wait(lc->caps, lc->ncaps, timeout_ms);
-	int total = 0;
-	for (unsigned i = 0; i < lc->ncaps; i++) {
-		struct stage *st = &lc->stages[i];
-		st->looked_us = (uint64_t)clock_wall_us(); /* before: what it holds is older */
-		char why[sizeof(lc->err)] = "";
-		int n = capture_live_dispatch(lc->caps[i], on_staged, st, why, sizeof(why));
-		if (n < 0) {
-			if (why[0])
-				snprintf(err, errlen, "%s: %s", capture_live_name(lc->caps[i]), why);
-			return -1;
-		}
-		total += n;
-	}
-	return release(lc, RELEASE_DUE) != 0 ? -1 : total;
-}
-
 /* One read of the kernel's rings: the interface's own, or every interface's into the stages. */
 static int capture_read(livecap *lc, int timeout_ms, char *err, size_t errlen)
 {
 	if (lc->ncaps > 1)
-		return capture_round(lc, timeout_ms, err, errlen);
+		return livestage_round(lc->stages, timeout_ms, err, errlen);
 	char why[sizeof(lc->err)] = "";
 	int n = capture_live_step(lc->caps[0], timeout_ms, on_frame, lc, why, sizeof(why));
 	if (n < 0 && why[0])
@@ -423,7 +289,7 @@ static void *capture_main(void *arg)
 			;
 	}
 	if (lc->ncaps > 1 && !lc->max_reached) /* what waits in the stages was captured too */
-		release(lc, RELEASE_ALL);
+		livestage_release_all(lc->stages);
 	/* libpcap's counts as the reading stops: what arrives later was never the capture's */
 	for (unsigned i = 0; i < lc->ncaps; i++)
 		capture_live_stats(lc->caps[i], &lc->received[i], &lc->dropped[i]);
@@ -659,16 +525,11 @@ livecap *livecap_start(capture_live *const *caps, unsigned ncaps, const struct l
 	pthread_mutex_init(&lc->qmu, NULL);
 	cond_init(&lc->q_rows);
 	cond_init(&lc->q_room);
-	for (unsigned i = 0; i < ncaps && ncaps > 1; i++) {
-		struct stage *st = &lc->stages[i];
-		st->lc = lc;
-		st->link = i;
-		st->size = (uint64_t)LIVE_RING_KIB * 1024u;
-		if (!(st->buf = aligned_alloc(FRAME_ALIGN, st->size))) {
-			snprintf(err, errlen, "out of memory");
-			livecap_free(lc);
-			return NULL;
-		}
+	if (ncaps > 1 && !(lc->stages = livestage_new(caps, ncaps, (uint64_t)LIVE_RING_KIB * 1024u,
+	                                               route_staged, lc))) {
+		snprintf(err, errlen, "out of memory");
+		livecap_free(lc);
+		return NULL;
 	}
 	uint32_t cap_flows = o->eo.flow_cap ? o->eo.flow_cap : FLOW_CAP_DEFAULT;
 	for (unsigned i = 0; i < n; i++) {
@@ -775,6 +636,7 @@ static void add_stats(struct run_info *run, const struct run_info *w)
 	run->packets += w->packets;
 	run->bytes += w->bytes;
 	run->tcp_packets += w->tcp_packets;
+	run->quic_packets += w->quic_packets;
 	run->flows += w->flows;
 	run->evicted += w->evicted;
 	run->one_direction += w->one_direction;
@@ -808,7 +670,7 @@ int livecap_finish(livecap *lc, struct sink *sinks, unsigned nsinks, struct run_
 			free_chunks(take_rows(lc, WAIT_MS));
 	}
 	join_threads(lc);
-	run->packets = run->bytes = run->tcp_packets = run->flows = run->evicted = 0;
+	run->packets = run->bytes = run->tcp_packets = run->quic_packets = run->flows = run->evicted = 0;
 	run->one_direction = run->syn_opts_cut = run->acked_unseen = 0;
 	run->decode_errors = 0;
 	run->nreasons = 0;
@@ -887,8 +749,7 @@ void livecap_free(livecap *lc)
 		pthread_mutex_destroy(&w->ring.mu);
 		pthread_cond_destroy(&w->ring.cv);
 	}
-	for (unsigned i = 0; i < lc->ncaps; i++)
-		free(lc->stages[i].buf);
+	livestage_free(lc->stages);
 	free_chunks(lc->qhead);
 	pthread_mutex_destroy(&lc->qmu);
 	pthread_cond_destroy(&lc->q_rows);

@@ -287,7 +287,7 @@ static int ps_end(void *self, const struct run_info *run)
 	return 0;
 }
 
-static void ps_close(void *self) { (void)self; }
+static void ps_close(void *self) { pgsink_close(self); }
 
 static const char *ps_error(void *self)
 {

@@ -1,5 +1,112 @@
-/* The sinks as one: what the engine, the stage and the live capture's writer hand to each. */
+/* The sinks as one: the registry of the kinds of sink the run can open, and what the engine,
+ * the stage and the live capture's writer hand to each. */
 #include "sink.h"
+
+#include <stdio.h>
+
+#include "lines.h"
+#include "pg.h"
+#include "pgsink.h"
+#include "store.h"
+#include "ui.h"
+
+/* ---- how each kind is opened and asked (the kinds' files are sqlite: store.c, postgresql:
+ * pgsink.c, lines: lines.c and json.c, dashboard: ui.c) ---- */
+
+static bool want_sqlite(const struct sink_conf *c) { return !pg_is_uri(c->uri); }
+static bool want_pg(const struct sink_conf *c) { return pg_is_uri(c->uri); }
+static bool want_lines(const struct sink_conf *c) { return c->lines; }
+static bool want_dashboard(const struct sink_conf *c) { return c->dashboard; }
+
+static const char *sqlite_file(const struct sink_conf *c) { return c->uri; }
+static const char *pg_file(const struct sink_conf *c) { return c->spool; }
+
+static int open_sqlite(const struct sink_conf *c, struct sink *out, char *err, size_t errlen)
+{
+	store *db = store_open(c->uri, err, errlen);
+	if (!db)
+		return -1;
+	if (c->bulk)
+		store_bulk(db);
+	*out = store_sink(db);
+	return 0;
+}
+
+static int open_pg(const struct sink_conf *c, struct sink *out, char *err, size_t errlen)
+{
+	struct pgsink_opts po = { c->uri, c->spool, c->quiet };
+	pgsink *pg = pgsink_open(&po, err, errlen);
+	if (!pg)
+		return -1;
+	*out = pgsink_sink(pg);
+	return 0;
+}
+
+static int open_lines(const struct sink_conf *c, struct sink *out, char *err, size_t errlen)
+{
+	(void)err;
+	(void)errlen;
+	*out = lines_sink(stdout, c->json); /* out of memory: no lines, as before */
+	return 0;
+}
+
+static int open_dashboard(const struct sink_conf *c, struct sink *out, char *err, size_t errlen)
+{
+	(void)err;
+	(void)errlen;
+	struct ui_opts uo = { c->source, c->color };
+	ui *dash = ui_open(&uo);
+	*out = dash ? ui_sink(dash) : (struct sink){ NULL, NULL };
+	return 0;
+}
+
+static void sqlite_replaced(void *self, int64_t *runs, int64_t *flows)
+{
+	store_replaced(self, runs, flows);
+}
+
+static void pg_replaced(void *self, int64_t *runs, int64_t *flows)
+{
+	struct pgsink_stats st;
+	pgsink_stats(self, &st);
+	*runs = st.replaced_runs;
+	*flows = st.replaced_flows;
+}
+
+/* PostgreSQL's lines after the summary: rows sent, what waited in the spool, what still does. */
+static void pg_summary(void *self, const struct sink_conf *c)
+{
+	struct pgsink_stats st;
+	pgsink_stats(self, &st);
+	fprintf(stderr, "iwscope: postgresql: %llu flow rows sent", (unsigned long long)st.delivered);
+	if (st.spooled) {
+		fprintf(stderr, "; %llu waited in the spool while the server was unreachable",
+		        (unsigned long long)st.spooled);
+		if (st.backlog)
+			fprintf(stderr, " (%llu left by an earlier run)", (unsigned long long)st.backlog);
+		fprintf(stderr, ", %llu drained", (unsigned long long)st.drained);
+	}
+	fprintf(stderr, "\n");
+	if (st.remaining)
+		fprintf(stderr, "iwscope: %llu flow rows wait in the spool %s; the next run with it, or "
+		        "`iwscope merge %s -o URI`, delivers them\n", (unsigned long long)st.remaining,
+		        c->spool, c->spool);
+}
+
+/* The registry: the kinds in the order they are opened (the primary first). */
+static const struct sink_kind kinds[] = {
+	{ "sqlite", true, false, want_sqlite, open_sqlite, sqlite_file, sqlite_replaced, NULL },
+	{ "postgresql", true, false, want_pg, open_pg, pg_file, pg_replaced, pg_summary },
+	{ "lines", false, false, want_lines, open_lines, NULL, NULL, NULL },
+	{ "dashboard", false, true, want_dashboard, open_dashboard, NULL, NULL, NULL },
+};
+
+const struct sink_kind *sink_kind_at(unsigned i)
+{
+	return i < sizeof(kinds) / sizeof(kinds[0]) ? &kinds[i] : NULL;
+}
+
+/* ---- the sinks as one ---- */
 
 int sinks_flow(struct sink *sinks, unsigned n, const struct flow_record *rec)
 {

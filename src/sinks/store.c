@@ -244,7 +244,7 @@ static int sink_end(void *self, const struct run_info *run)
 	return build_indexes(s);
 }
 
-static void sink_close(void *self) { (void)self; }
+static void sink_close(void *self) { store_close(self); }
 
 static const char *sink_error(void *self) { return store_error(self); }
 

@@ -51,7 +51,7 @@ static int sink_tick(void *self)
 	return 0;
 }
 
-static void sink_close(void *self) { (void)self; }
+static void sink_close(void *self) { ui_close(self); }
 
 static int sink_flow(void *self, const struct flow_record *r)
 {

@@ -1,0 +1,288 @@
+/* The run as a plan: the command line -> source, sinks and threads; opening each, closing all. */
+#include "plan.h"
+
+#include <errno.h>
+#include <grp.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "exitcode.h"
+
+/* What the run reads, as runs.source and the dashboard say it: the files, or the interfaces,
+ * separated by spaces. */
+static void source_text(const struct config *cfg, char *buf, size_t len)
+{
+	size_t n = 0;
+	buf[0] = '\0';
+	const char *const *names = cfg->iface ? cfg->ifaces : cfg->files;
+	unsigned count = cfg->iface ? cfg->nifaces : cfg->nfiles;
+	for (unsigned i = 0; i < count && n + 1 < len; i++) {
+		int w = snprintf(buf + n, len - n, "%s%s", i ? " " : "", names[i]);
+		if (w < 0)
+			break;
+		n += (size_t)w;
+	}
+}
+
+void plan_from_config(struct plan *p, const struct config *cfg)
+{
+	memset(p, 0, sizeof(*p));
+	p->cfg = cfg;
+	p->streaming = cfg->iface || cfg->replay;
+	/* tcpdump -w - | iwscope -r -: a pipe that stays open is read as live capture is (rows
+	 * of open flows once their verdicts are final, commits every second, WAL for readers) */
+	for (unsigned i = 0; i < cfg->nfiles; i++)
+		p->from_stdin |= !strcmp(cfg->files[i], "-");
+	bool piped = p->from_stdin && capture_stdin_is_pipe();
+	p->source = cfg->iface ? PLAN_LIVE : cfg->replay ? PLAN_REPLAY : piped ? PLAN_PIPE : PLAN_FILES;
+	/* files: nDPI and the sinks on a second thread; live and replay stay on one, next to the
+	 * dashboard that shows the flows as they are written */
+	p->threaded = p->source == PLAN_FILES && cfg->threads > 1;
+	source_text(cfg, p->source_text, sizeof(p->source_text));
+	bool want_ui = p->streaming && !cfg->no_ui && isatty(STDOUT_FILENO) && isatty(STDIN_FILENO);
+	p->sc = (struct sink_conf){ .uri = cfg->db, .spool = cfg->spool, .source = p->source_text,
+		.quiet = cfg->quiet, .bulk = p->source == PLAN_FILES, .json = cfg->json,
+		/* headless: a line per finished flow */
+		.lines = cfg->verbose || (p->streaming && !want_ui),
+		.dashboard = want_ui, .color = !cfg->no_color };
+	/* Rows of flows still open (early rows) are for live capture and replay: a file is read
+	 * faster than its flows lasted, and its rows all arrive within the run anyway, each
+	 * written once. */
+	p->eo = (struct engine_opts){ .flow_cap = cfg->flow_cap, .force_timing = cfg->force_timing,
+		.threaded = p->threaded, .early_rows = p->source != PLAN_FILES };
+}
+
+static int open_interfaces(struct plan *p)
+{
+	const struct config *cfg = p->cfg;
+	char err[1100];
+	for (unsigned i = 0; i < cfg->nifaces; i++) {
+		struct live_opts lo = { cfg->ifaces[i], cfg->snaplen, cfg->buffer_kib, cfg->filter,
+			                !cfg->no_promisc };
+		if (!(p->live[p->nlive] = capture_live_open(&lo, err, sizeof(err)))) {
+			fprintf(stderr, "iwscope: %s\n", err);
+			return EXIT_RUNTIME;
+		}
+		p->nlive++;
+	}
+	/* what the capture was opened with (every interface alike), beside what changes results */
+	int snaplen, kib;
+	capture_live_settings(p->live[0], &snaplen, &kib);
+	snprintf(p->options, sizeof(p->options), "snaplen=%d buffer_kib=%d%s", snaplen, kib,
+	         cfg->force_timing ? " timing" : "");
+	return 0;
+}
+
+/* capture files: those that cannot be opened are reported now and skipped; when none can, no
+ * database is created or touched (standard input is read as it comes) */
+static int check_files(struct plan *p)
+{
+	const struct config *cfg = p->cfg;
+	for (unsigned i = 0; i < cfg->nfiles; i++) {
+		/* a pipe, a FIFO, /dev/stdin: opening it would consume it, so it is read as it
+		 * comes and its problems are reported then */
+		struct stat st;
+		if (!strcmp(cfg->files[i], "-") ||
+		    (stat(cfg->files[i], &st) == 0 && !S_ISREG(st.st_mode))) {
+			p->files[p->nfiles++] = cfg->files[i];
+			continue;
+		}
+		int filter_error = 0;
+		capture_file *cf = capture_file_open(cfg->files[i], cfg->filter, &filter_error);
+		if (filter_error)
+			return EXIT_USAGE;
+		if (cf)
+			p->files[p->nfiles++] = cfg->files[i];
+		else
+			p->unreadable++;
+		capture_file_close(cf);
+	}
+	if (cfg->force_timing)
+		snprintf(p->options, sizeof(p->options), "timing");
+	return p->nfiles ? 0 : EXIT_RUNTIME;
+}
+
+int plan_open_source(struct plan *p)
+{
+	return p->source == PLAN_LIVE ? open_interfaces(p) : check_files(p);
+}
+
+/* Opens the kind k into the next slot (nothing when it is not available here). 0 or -1. */
+static int open_kind(struct plan *p, const struct sink_kind *k)
+{
+	char err[1100];
+	struct sink s = { NULL, NULL };
+	if (p->nsinks == PLAN_SINKS_MAX || k->open(&p->sc, &s, err, sizeof(err)) != 0) {
+		fprintf(stderr, "iwscope: %s\n", p->nsinks == PLAN_SINKS_MAX ? "too many sinks" : err);
+		return -1;
+	}
+	if (!s.ops)
+		return 0;
+	p->kinds[p->nsinks] = k;
+	p->sinks[p->nsinks++] = s;
+	if (k->terminal)
+		p->dash = s.self; /* the dashboard is the one terminal kind (sink.c) */
+	return 0;
+}
+
+int plan_open_sinks(struct plan *p)
+{
+	bool primary = false;
+	const struct sink_kind *k;
+	for (unsigned i = 0; (k = sink_kind_at(i)); i++) {
+		if (k->terminal || (k->primary && primary) || !k->wanted(&p->sc))
+			continue;
+		if (open_kind(p, k) != 0)
+			return EXIT_RUNTIME;
+		primary |= k->primary;
+	}
+	return 0;
+}
+
+int plan_open_dpi(struct plan *p)
+{
+	const struct config *cfg = p->cfg;
+	if (cfg->no_dpi || p->source == PLAN_LIVE)
+		return 0;
+	/* with a stage, nDPI starts up there while this thread reads the first packets */
+	p->dpi = p->threaded ? dpi_new(cfg->dpi_packets) : dpi_open(cfg->dpi_packets);
+	if (p->dpi)
+		return 0;
+	fprintf(stderr, "iwscope: cannot initialise nDPI\n");
+	return EXIT_RUNTIME;
+}
+
+int plan_begin(struct plan *p, const struct run_info *run)
+{
+	for (unsigned i = 0; i < p->nsinks; i++)
+		if (p->sinks[i].ops->begin(p->sinks[i].self, run) != 0) {
+			fprintf(stderr, "iwscope: %s\n", p->sinks[i].ops->error(p->sinks[i].self));
+			return EXIT_RUNTIME;
+		}
+	return 0;
+}
+
+/* Gives path (and its -wal, -shm) to pw's user. 0 or -1 (said). */
+static int give_file(const char *path, const struct passwd *pw, const char *user)
+{
+	const char *suffix[] = { "", "-wal", "-shm" };
+	for (size_t i = 0; i < 3; i++) {
+		char name[1100];
+		snprintf(name, sizeof(name), "%s%s", path, suffix[i]);
+		if (chown(name, pw->pw_uid, pw->pw_gid) != 0 && errno != ENOENT) {
+			fprintf(stderr, "iwscope: %s: cannot give it to %s: %s\n", name, user, strerror(errno));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Gives the sinks' files to the user and becomes that user (tcpdump -Z). */
+int plan_drop_privileges(struct plan *p)
+{
+	const char *user = p->cfg->user;
+	if (!user)
+		return 0;
+	struct passwd *pw = getpwnam(user);
+	if (!pw) {
+		fprintf(stderr, "iwscope: -Z %s: no such user\n", user);
+		return EXIT_RUNTIME;
+	}
+	for (unsigned i = 0; i < p->nsinks; i++) {
+		const char *file = p->kinds[i]->file ? p->kinds[i]->file(&p->sc) : NULL;
+		if (file && give_file(file, pw, user) != 0)
+			return EXIT_RUNTIME;
+	}
+	if (initgroups(pw->pw_name, pw->pw_gid) != 0 || setgid(pw->pw_gid) != 0 ||
+	    setuid(pw->pw_uid) != 0) {
+		fprintf(stderr, "iwscope: -Z %s: %s\n", user, strerror(errno));
+		return EXIT_RUNTIME;
+	}
+	if (setuid(0) == 0) { /* must be impossible now */
+		fprintf(stderr, "iwscope: -Z %s: root could be regained; stopping\n", user);
+		return EXIT_RUNTIME;
+	}
+	return 0;
+}
+
+void plan_open_terminal(struct plan *p, const struct run_info *run)
+{
+	const struct sink_kind *k;
+	for (unsigned i = 0; (k = sink_kind_at(i)); i++) {
+		if (!k->terminal || !k->wanted(&p->sc) || open_kind(p, k) != 0 || !p->dash)
+			continue;
+		struct sink *s = &p->sinks[p->nsinks - 1];
+		s->ops->begin(s->self, run);
+	}
+}
+
+int plan_start(struct plan *p)
+{
+	const struct config *cfg = p->cfg;
+	char err[1100];
+	if (p->source == PLAN_LIVE) {
+		struct livecap_opts lo = { .workers = cfg->threads, .eo = p->eo, .dpi = !cfg->no_dpi,
+			                   .dpi_packets = cfg->dpi_packets, .max_packets = cfg->count };
+		if (!(p->lc = livecap_start(p->live, p->nlive, &lo, err, sizeof(err)))) {
+			fprintf(stderr, "iwscope: %s\n", err);
+			return EXIT_RUNTIME;
+		}
+	} else if (!(p->eng = engine_new(&p->eo, p->sinks, p->nsinks, p->dpi))) {
+		fprintf(stderr, "iwscope: out of memory for the flow table\n");
+		return EXIT_RUNTIME;
+	}
+	return 0;
+}
+
+void plan_release_terminal(struct plan *p, const struct run_info *run)
+{
+	unsigned kept = 0;
+	for (unsigned i = 0; i < p->nsinks; i++) {
+		if (p->kinds[i]->terminal) {
+			p->sinks[i].ops->end(p->sinks[i].self, run);
+			p->sinks[i].ops->close(p->sinks[i].self);
+			continue;
+		}
+		p->kinds[kept] = p->kinds[i];
+		p->sinks[kept++] = p->sinks[i];
+	}
+	p->nsinks = kept;
+	p->dash = NULL;
+}
+
+const char *plan_sink_error(const struct plan *p)
+{
+	for (unsigned i = 0; i < p->nsinks; i++) {
+		const char *e = p->sinks[i].ops->error(p->sinks[i].self);
+		if (e && *e)
+			return e;
+	}
+	return "a sink failed";
+}
+
+int plan_end(struct plan *p, const struct run_info *run, bool best_effort)
+{
+	for (unsigned i = 0; i < p->nsinks; i++) {
+		if (p->sinks[i].ops->end(p->sinks[i].self, run) == 0 || best_effort)
+			continue;
+		fprintf(stderr, "iwscope: %s\n", p->sinks[i].ops->error(p->sinks[i].self));
+		return EXIT_RUNTIME;
+	}
+	return 0;
+}
+
+void plan_close(struct plan *p)
+{
+	livecap_free(p->lc);
+	engine_free(p->eng);
+	for (unsigned i = p->nsinks; i-- > 0;)
+		p->sinks[i].ops->close(p->sinks[i].self);
+	dpi_close(p->dpi);
+	for (unsigned i = 0; i < p->nlive; i++)
+		capture_live_close(p->live[i]);
+	memset(p, 0, sizeof(*p));
+}
