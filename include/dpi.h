@@ -9,8 +9,12 @@
 #include "flow.h"
 #include "record.h"
 
-/* DPI_NONE: still undecided; DPI_UNDETECTED: nDPI gave up without an answer. */
-enum dpi_method { DPI_NONE = 0, DPI_PAYLOAD, DPI_GUESS, DPI_UNDETECTED };
+/* DPI_NONE: still undecided; DPI_PAYLOAD: read in the payload (nDPI's confidence DPI or its
+ * cache); DPI_OFFPORT: read in the payload, but nDPI flags the protocol as off its usual port (MQTT's
+ * pattern in an LDAP flow on 389): weak; DPI_GUESS: from the ports or addresses only (nDPI's
+ * confidence "match by port" or "by IP", or a guess when it gave up); DPI_UNDETECTED: nDPI gave
+ * up without an answer. */
+enum dpi_method { DPI_NONE = 0, DPI_PAYLOAD, DPI_GUESS, DPI_UNDETECTED, DPI_OFFPORT };
 
 typedef struct dpi_ctx dpi_ctx;
 

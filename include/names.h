@@ -55,6 +55,10 @@ static inline const char *names_name(const struct name_hunt *h) { return h->done
 /* Frees what h holds and zeroes it. */
 void names_free(struct name_hunt *h, struct names_pool *pool);
 
+/* Whether the n bytes at s are a placeholder rather than a name: empty, without a single letter
+ * or digit (" ", "---------", "?"), or holding a control character. Never stored as a name. */
+bool names_placeholder(const char *s, size_t n);
+
 /* The parsers, for the tests. Each reads n bytes from p, the start of a message: */
 enum names_parse {
 	NAMES_NOT = 0, /* not that kind of message */

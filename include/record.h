@@ -36,7 +36,9 @@ struct side_record {
 };
 
 /* How nDPI named the flow: not run (--no-dpi), from the payload, guessed, or nothing. */
-enum record_dpi { RDPI_OFF = 0, RDPI_PAYLOAD, RDPI_GUESS, RDPI_NONE };
+/* How nDPI named the application (flows.dpi_method): RDPI_OFFPORT is a payload match nDPI itself
+ * doubts (its protocol is off its usual port, nDPI's "known protocol on non-standard port" risk). */
+enum record_dpi { RDPI_OFF = 0, RDPI_PAYLOAD, RDPI_GUESS, RDPI_NONE, RDPI_OFFPORT };
 
 /* One finished flow as the sinks see it, every field final. Self-contained (numbers, enums,
  * fixed-size text): a plain copy is valid on any thread. Empty text is NULL. */

@@ -15,6 +15,7 @@ static inline const char *record_dpi_name(uint8_t m)
 {
 	switch (m) {
 	case RDPI_PAYLOAD: return "payload";
+	case RDPI_OFFPORT: return "offport";
 	case RDPI_GUESS: return "guess";
 	case RDPI_NONE: return "none";
 	default: return NULL;

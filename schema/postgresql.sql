@@ -97,7 +97,7 @@ CREATE TABLE flows (
   app_category  text,
   server_name   text,                -- the host the client asked for (TLS SNI, HTTP Host without
                                     -- its :port, an IPv6 literal in brackets), else nDPI's (SSH banner, ...)
-  dpi_method    text,                -- payload | guess | none
+  dpi_method    text,                -- payload | offport | guess | none
   flow_key      bigint NOT NULL,    -- the flow's number within its run
   c_acked_unseen bigint, s_acked_unseen bigint, -- that side's bytes the other acknowledged but
                                     -- the capture never showed (0: none; NULL: version < 4)

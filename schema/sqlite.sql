@@ -104,7 +104,7 @@ CREATE TABLE flows (
   app_category  TEXT,
   server_name   TEXT,                -- the host the client asked for (TLS SNI, HTTP Host without
                                     -- its :port, an IPv6 literal in brackets), else nDPI's (SSH banner, ...)
-  dpi_method    TEXT,                -- payload | guess | none
+  dpi_method    TEXT,                -- payload | offport | guess | none
   flow_key      INTEGER NOT NULL,    -- the flow's number within its run
   c_acked_unseen INTEGER, s_acked_unseen INTEGER, -- that side's bytes the other acknowledged but
                                     -- the capture never showed (0: none; NULL: version < 4)

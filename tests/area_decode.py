@@ -118,6 +118,59 @@ def t_shared(binary, tmp):
             "libpcap refused: %s" % (files, unsupported, compared, "; ".join(refused) or "none"))
 
 
+# Tunnels and link layers beyond plain IP (tests/tunnels.py): the connection inside gives the
+# row it gives on plain Ethernet, field by field, with the name the client asked for.
+
+def make_tunnel_test(name, lt, frames, v6):
+    def fn(binary, tmp):
+        import tunnels
+        tun = os.path.join(tmp, name + ".pcap")
+        craft.write_pcap(tun, frames, linktype=lt)
+        plain = os.path.join(tmp, "plain.pcap")
+        craft.write_pcap(plain, [(t, tunnels.eth_inner(ip)) for t, ip in tunnels.connection(name, v6)])
+        got = strip_ids(rows(analyse(binary, [tun], tmp, (), "tun.db")))
+        want = strip_ids(rows(analyse(binary, [plain], tmp, (), "plain.db")))
+        eq(len(got), 1, "flows")
+        g = got[0]
+        cip, sip = (tunnels.CLIENT6, tunnels.SERVER6) if v6 else (tunnels.CLIENT4, tunnels.SERVER4)
+        eq((g["client_ip"], g["client_port"], g["server_ip"], g["server_port"]),
+           (cip, tunnels.CPORT, sip, tunnels.SPORT),
+           "the flow's addresses")
+        eq((g["handshake"], g["app_proto"], g["server_name"]), ("complete", "HTTP", tunnels.host_of(name)),
+           "handshake, app, name")
+        for k in want[0]:
+            eq(g[k], want[0][k], "column " + k)
+        eq(rows(os.path.join(tmp, "tun.db"), "SELECT reason, packets FROM run_decode"), [], "decode problems")
+    return fn
+
+
+def _tunnel_tests():
+    import tunnels
+    v6 = {n: v for n, _, _, v in tunnels.TUNNELS}
+    for _name, _lt, _frames in tunnels.captures():
+        test("tunnel:" + _name, ("release", "asan"))(make_tunnel_test(_name, _lt, _frames, v6[_name]))
+
+
+_tunnel_tests()
+
+
+@test("tunnel-real-captures", ("release", "asan"))
+def t_tunnel_real(binary, tmp):
+    """ARCnet (Linux's header, RFC 1201) and FDDI with LLC/SNAP, as tcpdump's and Zeek's test
+    suites captured them: the flow tshark shows, with its HTTP Host."""
+    if not os.path.isdir(SHARED):
+        raise Skip("../shared/captures not present")
+    want = {"tcpdump/arcnet-rfc1201-arp-icmp-http.pcap":
+            ("10.80.131.1", 1027, "146.190.240.163", 80, "complete", "tcpdump.org"),
+            "zeek/testing_btest_Traces_dns-inverse-query.pcap":
+            ("212.180.42.100", 25000, "131.243.64.3", 53, "complete", None)}
+    for i, (rel, w) in enumerate(sorted(want.items())):
+        db = analyse(binary, [os.path.join(SHARED, rel)], tmp, (), "r%d.db" % i)
+        got = [(r["client_ip"], r["client_port"], r["server_ip"], r["server_port"], r["handshake"],
+                r["server_name"] if w[5] else None) for r in rows(db)]
+        eq(got, [w], rel)
+
+
 @test("unsupported-link-type", ("release", "asan"))
 def t_unsupported(binary, tmp):
     p = os.path.join(tmp, "wifi.pcap")

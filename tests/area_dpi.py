@@ -118,3 +118,56 @@ def t_dpi_freed(binary, tmp):
     cut = rows(analyse(binary, [p2], tmp, ["--dpi-packets", "1"], "c.db"))[0]
     eq((cut["dpi_method"], cut["server_name"]), ("guess", "tls12.iwscope.test"), "--dpi-packets 1")
     return "50 concurrent flows, at most %d nDPI states alive" % peak
+
+
+def ftp_greeting_pcap(tmp):
+    """An FTP session whose greeting's continuation lines nDPI takes a name from: on nDPI 4.2 it
+    takes ' ' (Zeek's ipv6-multiline-reply capture; a held-out one gave '---------')."""
+    c = craft.Conn(cport=40200, sport=21)
+    c.c(0, "S", 0, 0, opts=craft.tcp_options(mss=1460, sok=True))
+    c.s(0.03, "SA", 0, 1, opts=craft.tcp_options(mss=1460, sok=True))
+    c.c(0.001, "A", 1, 1)
+    seq = 1
+    for line in (b"220----------\r\n", b"220-  Welcome\r\n", b"220 ready\r\n"):
+        c.s(0.001, "PA", seq, 1, payload=line)
+        seq += len(line)
+    c.c(0.03, "PA", 1, seq, payload=b"USER anonymous\r\n")
+    c.s(0.03, "PA", seq, 17, payload=b"331 Password required\r\n")
+    seq += 23
+    c.c(0.03, "PA", 17, seq, payload=b"PASS x\r\n")
+    c.s(0.03, "PA", seq, 25, payload=b"230 ok\r\n")
+    p = os.path.join(tmp, "ftp.pcap")
+    craft.write_pcap(p, c.out)
+    return p
+
+
+@test("dpi-no-placeholder-names", ("release", "asan"))
+def t_dpi_placeholder(binary, tmp):
+    """A name nDPI read from a greeting's filler is not stored: FTP's ' ' or '---------' is no
+    server's name (the app stays FTP_CONTROL)."""
+    got = rows(analyse(binary, [ftp_greeting_pcap(tmp)], tmp), "SELECT app_proto, server_name FROM flows")
+    eq(got, [{"app_proto": "FTP_CONTROL", "server_name": None}], "FTP flow")
+    if os.path.isdir(SHARED):
+        db = analyse(binary, [os.path.join(SHARED, "zeek", "testing_btest_Traces_ftp_ipv6-multiline-reply.pcap")],
+                     tmp, (), "z.db")
+        eq(rows(db, "SELECT server_port, server_name FROM flows"), [{"server_port": 21, "server_name": None}],
+           "ipv6-multiline-reply")
+
+
+@test("dpi-weak-match-said", ("release", "asan"))
+def t_dpi_weak(binary, tmp):
+    """nDPI's answer is stored with how sure nDPI was (dpi_method): LDAP on 389 that nDPI reads as
+    MQTT (its pattern matched the payload; nDPI itself flags the protocol as off its port) is
+    'offport', not 'payload'; an FTP flow nDPI only matched by its port is 'guess'; HTTP on 80
+    read in the payload stays 'payload'."""
+    if not os.path.isdir(SHARED):
+        raise Skip("../shared/captures not present")
+    want = {"suricata-verify/ldap-unbind__ldap.pcap": (389, "MQTT", "offport"),
+            "zeek/testing_btest_Traces_ldap_ldap_search_umlaut.pcap": (389, "MQTT", "offport"),
+            "zeek/testing_btest_Traces_ftp_ipv6-multiline-reply.pcap": (21, "FTP_CONTROL", "guess"),
+            "tcpdump/arcnet-rfc1201-arp-icmp-http.pcap": (80, "HTTP", "payload")}
+    for i, (rel, w) in enumerate(sorted(want.items())):
+        db = analyse(binary, [os.path.join(SHARED, rel)], tmp, (), "w%d.db" % i)
+        got = [(r["server_port"], r["app_proto"], r["dpi_method"])
+               for r in rows(db, "SELECT server_port, app_proto, dpi_method FROM flows")]
+        eq(got, [w], rel)

@@ -45,6 +45,17 @@ static void test_http(void)
 	/* whole, without a Host */
 	CHECK_EQ_INT(host("GET / HTTP/1.0\r\n\r\n", out), NAMES_NONE);
 	CHECK_EQ_INT(host("GET / HTTP/1.1\r\nHost:\r\n\r\n", out), NAMES_NONE);
+	/* a placeholder is no name: all dashes, only punctuation or bytes outside ASCII */
+	CHECK_EQ_INT(host("GET / HTTP/1.1\r\nHost: ---------\r\n\r\n", out), NAMES_NONE);
+	CHECK_EQ_INT(host("GET / HTTP/1.1\r\nHost: \x01\x02:80\r\n\r\n", out), NAMES_NONE);
+	CHECK(names_placeholder("", 0));
+	CHECK(names_placeholder(" ", 1));
+	CHECK(names_placeholder("---------", 9));
+	CHECK(names_placeholder("?.?", 3));
+	CHECK(names_placeholder("mail\x01host", 9));
+	CHECK(!names_placeholder("_4.3.2.1_", 9));
+	CHECK(!names_placeholder("SSH-2.0-OpenSSH_9.2p1 Debian-2+deb12u10", 38));
+	CHECK(!names_placeholder("[2001:db8::1]", 13));
 	/* not HTTP */
 	CHECK_EQ_INT(host("", out), NAMES_NOT);
 	CHECK_EQ_INT(host("SSH-2.0-OpenSSH_9.2\r\n", out), NAMES_NOT);

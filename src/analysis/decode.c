@@ -20,6 +20,8 @@ struct decode_cursor {
 static enum decode_result decode_ether(struct decode_cursor *c, struct pkt *out);
 static enum decode_result decode_ethertype(struct decode_cursor *c, uint16_t type, struct pkt *out);
 static enum decode_result decode_ip(struct decode_cursor *c, struct pkt *out);
+static enum decode_result decode_llc(struct decode_cursor *c, struct pkt *out);
+static enum decode_result decode_gre(struct decode_cursor *c, struct pkt *out);
 
 static const char *const reason_names[DECODE_NREASONS] = {
 	[DECODE_OK] = "ok",
@@ -145,9 +147,34 @@ static enum decode_result decode_ethertype(struct decode_cursor *c, uint16_t typ
 		case ET_TEB:
 			return decode_ether(c, out);
 		default:
-			return DECODE_NOT_IP; /* ARP, LLDP, 802.3 LLC, ... */
+			return DECODE_NOT_IP; /* ARP, LLDP, ... */
 		}
 	}
+}
+
+/* IEEE 802.2 LLC: with SNAP (AA AA 03, an OUI, then an ethertype: RFC 1042, as 802.3 length
+ * frames, FDDI, 802.11 and ATM carry IP) or IP's own SAP (06 06 03, RFC 948). Other SAPs (STP,
+ * NetBIOS, IPX) and I/S frames carry no IP. */
+static enum decode_result decode_llc(struct decode_cursor *c, struct pkt *out)
+{
+	if (avail(c) < 3)
+		return DECODE_TRUNC_LINK;
+	const uint8_t *l = c->p;
+	if (l[0] == 0xaa && l[1] == 0xaa && l[2] == 0x03) {
+		if (avail(c) < 8)
+			return DECODE_TRUNC_LINK;
+		uint32_t oui = (uint32_t)l[3] << 16 | (uint32_t)l[4] << 8 | l[5];
+		uint16_t type = rd_be16(l + 6);
+		c->p += 8;
+		if (oui != 0 && oui != 0xf8) /* a vendor's own protocol ids (Cisco CDP, ...) */
+			return DECODE_NOT_IP;
+		return decode_ethertype(c, type, out);
+	}
+	if (l[0] == 0x06 && l[1] == 0x06 && l[2] == 0x03) {
+		c->p += 3;
+		return decode_ip(c, out);
+	}
+	return DECODE_NOT_IP;
 }
 
 static enum decode_result decode_ether(struct decode_cursor *c, struct pkt *out)
@@ -158,7 +185,109 @@ static enum decode_result decode_ether(struct decode_cursor *c, struct pkt *out)
 		return DECODE_TRUNC_LINK;
 	uint16_t type = rd_be16(c->p + 12);
 	c->p += 14;
+	if (type <= 1500) { /* 802.3: a length, then LLC (Ethernet padding is not the frame's) */
+		if (avail(c) > type)
+			c->end = c->p + type;
+		return decode_llc(c, out);
+	}
 	return decode_ethertype(c, type, out);
+}
+
+/* FDDI (ANSI X3.139): frame control, destination, source (13 bytes), then LLC when the frame
+ * control says an LLC frame (asynchronous 0x50-0x57 or synchronous 0xd0-0xd7). */
+static enum decode_result decode_fddi(struct decode_cursor *c, struct pkt *out)
+{
+	if (avail(c) < 13)
+		return DECODE_TRUNC_LINK;
+	uint8_t fc = c->p[0];
+	c->p += 13;
+	if ((fc & 0x70) != 0x50)
+		return DECODE_NOT_IP; /* SMT, MAC and void frames */
+	return decode_llc(c, out);
+}
+
+/* IEEE 802.11 data frames (IEEE 802.11-2020 9.3.2.1), frame control fc0 (protocol version,
+ * type, subtype) and fc1 (flags): a 24-byte header, the fourth address between access points
+ * (To DS and From DS), a QoS control field (QoS subtypes), an HT control field (QoS with the
+ * +HTC/Order bit), then LLC/SNAP. Management, control, null and protected (encrypted) frames
+ * carry no readable IP. */
+static enum decode_result decode_80211_fc(struct decode_cursor *c, uint8_t fc0, uint8_t fc1,
+                                          struct pkt *out)
+{
+	if (avail(c) < 24)
+		return DECODE_TRUNC_LINK;
+	if ((fc0 & 0x0f) != 0x08)
+		return DECODE_NOT_IP; /* not a data frame of protocol version 0 */
+	if (fc0 & 0x40)
+		return DECODE_NOT_IP; /* null function: no body */
+	if (fc1 & 0x40)
+		return DECODE_UNSUP_ENCAP; /* protected: WEP, TKIP, CCMP */
+	size_t hl = 24;
+	if ((fc1 & 0x03) == 0x03)
+		hl += 6;
+	if (fc0 & 0x80) { /* QoS data */
+		hl += 2;
+		if (fc1 & 0x80)
+			hl += 4;
+	}
+	if (avail(c) < hl)
+		return DECODE_TRUNC_LINK;
+	c->p += hl;
+	return decode_llc(c, out);
+}
+
+/* ARCnet packet types carrying IP (RFC 1201 212 and 196 for IPv6, RFC 1051's 240). */
+static enum decode_result decode_arcnet_type(struct decode_cursor *c, uint8_t type, struct pkt *out)
+{
+	switch (type) {
+	case 212: case 196: case 240:
+		return decode_ip(c, out);
+	default:
+		return DECODE_NOT_IP; /* ARP, RARP, IPX, diagnostics */
+	}
+}
+
+/* ARCnet as Linux captures it (DLT_ARCNET_LINUX): source, destination, a 2-byte offset, the
+ * type, then RFC 1201's flag and sequence number (8 bytes), or without them for RFC 1051's
+ * types (5 bytes), as tcpdump's arcnet_linux_if_print reads it. Linux hands over whole packets. */
+static enum decode_result decode_arcnet_linux(struct decode_cursor *c, struct pkt *out)
+{
+	if (avail(c) < 5)
+		return DECODE_TRUNC_LINK;
+	uint8_t type = c->p[4];
+	size_t hl = (type == 240 || type == 241 || type == 0x80) ? 5 : 8;
+	if (avail(c) < hl)
+		return DECODE_TRUNC_LINK;
+	c->p += hl;
+	return decode_arcnet_type(c, type, out);
+}
+
+/* ARCnet as BSD captures it (DLT_ARCNET): source, destination, type, then for RFC 1201's types
+ * the split flag and sequence number (6 bytes; 10 with an exception packet's flag 0xff). A
+ * packet split by RFC 1201 (a non-zero flag) is a fragment: not analysed. */
+static enum decode_result decode_arcnet(struct decode_cursor *c, struct pkt *out)
+{
+	if (avail(c) < 3)
+		return DECODE_TRUNC_LINK;
+	uint8_t type = c->p[2];
+	if (type == 240 || type == 241 || type == 0x80) {
+		c->p += 3;
+		return decode_arcnet_type(c, type, out);
+	}
+	if (avail(c) < 6)
+		return DECODE_TRUNC_LINK;
+	size_t hl = 6;
+	uint8_t flag = c->p[3];
+	if (flag == 0xff) {
+		if (avail(c) < 10)
+			return DECODE_TRUNC_LINK;
+		flag = c->p[7];
+		hl = 10;
+	}
+	if (flag)
+		return DECODE_FRAGMENT;
+	c->p += hl;
+	return decode_arcnet_type(c, type, out);
 }
 
 /* Linux cooked capture v1: 16 bytes, protocol at offset 14. */
@@ -168,6 +297,8 @@ static enum decode_result decode_sll(struct decode_cursor *c, struct pkt *out)
 		return DECODE_TRUNC_LINK;
 	uint16_t type = rd_be16(c->p + 14);
 	c->p += 16;
+	if (type == 0x0004) /* LINUX_SLL_P_802_2: an LLC header follows */
+		return decode_llc(c, out);
 	return decode_ethertype(c, type, out);
 }
 
@@ -178,6 +309,8 @@ static enum decode_result decode_sll2(struct decode_cursor *c, struct pkt *out)
 		return DECODE_TRUNC_LINK;
 	uint16_t type = rd_be16(c->p);
 	c->p += 20;
+	if (type == 0x0004)
+		return decode_llc(c, out);
 	return decode_ethertype(c, type, out);
 }
 
@@ -397,8 +530,94 @@ static enum decode_result decode_gtpu(struct decode_cursor *c, struct pkt *out)
 	return decode_ip(c, out);
 }
 
-/* UDP tunnels: VXLAN (RFC 7348, port 4789) and GTP-U (port 2152); any other datagram is
- * DECODE_UDP, its payload for the QUIC tracker (len: the IP payload length). */
+/* Teredo (RFC 4380 5.1.1): IPv6 in UDP, after an optional authentication indicator (0x0001: id
+ * and value lengths, id, value, 8-byte nonce, confirmation byte) and an optional origin
+ * indication (0x0000, 8 bytes). Anything else on the port (a bubble is IPv6 too) is not TCP. */
+static enum decode_result decode_teredo(struct decode_cursor *c, struct pkt *out)
+{
+	if (avail(c) >= 4 && c->p[0] == 0x00 && c->p[1] == 0x01) {
+		size_t hl = 4 + (size_t)c->p[2] + c->p[3] + 9;
+		if (avail(c) < hl)
+			return DECODE_TRUNC_IP;
+		c->p += hl;
+	}
+	if (avail(c) >= 8 && c->p[0] == 0x00 && c->p[1] == 0x00)
+		c->p += 8;
+	if (avail(c) < 40 || (c->p[0] >> 4) != 6)
+		return DECODE_NOT_TCP;
+	return decode_ip(c, out);
+}
+
+/* AYIYA (draft-massar-v6ops-ayiya): identity length 2^n and type, signature length in 4-byte
+ * words and hash, authentication and opcode, next header, epoch time (8 bytes), identity,
+ * signature, then the packet when the opcode is 1 (forward): IPv6 (41) or IPv4 (4). */
+static enum decode_result decode_ayiya(struct decode_cursor *c, struct pkt *out)
+{
+	if (avail(c) < 8)
+		return DECODE_NOT_TCP;
+	size_t hl = 8 + ((size_t)1 << (c->p[0] >> 4)) + (size_t)(c->p[1] >> 4) * 4;
+	uint8_t next = c->p[3];
+	if ((c->p[2] & 0x0f) != 1 || (next != 41 && next != 4))
+		return DECODE_NOT_TCP;
+	if (avail(c) < hl)
+		return DECODE_TRUNC_IP;
+	c->p += hl;
+	return decode_ip(c, out);
+}
+
+/* Geneve (RFC 8926 3.4): version 0, options length in 4-byte words, flags, the inner protocol
+ * as an ethertype (0x6558: Ethernet), VNI; the options are skipped. */
+static enum decode_result decode_geneve(struct decode_cursor *c, struct pkt *out)
+{
+	if (avail(c) < 8)
+		return DECODE_NOT_TCP;
+	if (c->p[0] >> 6)
+		return DECODE_UNSUP_ENCAP; /* a version RFC 8926 does not define */
+	size_t hl = 8 + (size_t)(c->p[0] & 0x3f) * 4;
+	uint16_t type = rd_be16(c->p + 2);
+	if (avail(c) < hl)
+		return DECODE_TRUNC_IP;
+	c->p += hl;
+	return decode_ethertype(c, type, out);
+}
+
+/* CAPWAP data channel (RFC 5415 4.3): preamble (version 0, type 0; type 1 is DTLS, encrypted),
+ * HLEN in 4-byte words, WBID, T (the frame is in the binding's native format: WBID 1 is IEEE
+ * 802.11) and F (a fragment). Without T the frame is 802.3. */
+static enum decode_result decode_capwap(struct decode_cursor *c, struct pkt *out)
+{
+	if (avail(c) < 8)
+		return DECODE_NOT_TCP;
+	uint32_t w = rd_be32(c->p);
+	if (w >> 24)
+		return (w >> 24) == 1 ? DECODE_UNSUP_ENCAP : DECODE_NOT_TCP; /* DTLS; not CAPWAP */
+	size_t hl = ((w >> 19) & 0x1f) * 4;
+	unsigned wbid = (w >> 9) & 0x1f;
+	bool native = (w >> 8) & 1, fragment = (w >> 7) & 1;
+	if (fragment)
+		return DECODE_FRAGMENT;
+	if (hl < 8)
+		return DECODE_NOT_TCP;
+	if (avail(c) < hl)
+		return DECODE_TRUNC_IP;
+	c->p += hl;
+	if (!native)
+		return decode_ether(c, out);
+	if (wbid != 1 || avail(c) < 2)
+		return DECODE_UNSUP_ENCAP;
+	/* Cisco's access points send the frame control's two bytes swapped (Wireshark's
+	 * capwap.swap_fc, on by default): the order whose first byte is a data frame's is taken,
+	 * RFC 5416's own first */
+	uint8_t b0 = c->p[0], b1 = c->p[1];
+	if ((b0 & 0x0f) != 0x08 && (b1 & 0x0f) == 0x08)
+		return decode_80211_fc(c, b1, b0, out);
+	return decode_80211_fc(c, b0, b1, out);
+}
+
+/* UDP tunnels, by port (a datagram that is not one falls through quickly: this runs only for
+ * UDP): VXLAN (RFC 7348, 4789), GTP-U (2152), Teredo (RFC 4380, 3544), AYIYA (5072), Geneve
+ * (RFC 8926, 6081), GRE in UDP (RFC 8086, 4754), CAPWAP data (RFC 5415, 5247). Any other
+ * datagram is DECODE_UDP, its payload for the QUIC tracker (len: the IP payload length). */
 static enum decode_result decode_udp(struct decode_cursor *c, uint32_t len, struct pkt *out)
 {
 	if (avail(c) < 8)
@@ -411,6 +630,21 @@ static enum decode_result decode_udp(struct decode_cursor *c, uint32_t len, stru
 	if (dport == 2152 || sport == 2152) {
 		c->p += 8;
 		return decode_gtpu(c, out);
+	}
+	enum decode_result (*tunnel)(struct decode_cursor *, struct pkt *) = NULL;
+	if (dport == 3544 || sport == 3544)
+		tunnel = decode_teredo;
+	else if (dport == 5072 || sport == 5072)
+		tunnel = decode_ayiya;
+	else if (dport == 6081)
+		tunnel = decode_geneve;
+	else if (dport == 4754)
+		tunnel = decode_gre;
+	else if (dport == 5247 || sport == 5247)
+		tunnel = decode_capwap;
+	if (tunnel) {
+		c->p += 8;
+		return tunnel(c, out);
 	}
 	uint32_t ulen = rd_be16(c->p + 4);
 	if (ulen < 8 || ulen > len)
@@ -620,6 +854,9 @@ const struct decode_link_type decode_link_types[] = {
 	{ 113, "LINUX_SLL", decode_sll },
 	{ 276, "LINUX_SLL2", decode_sll2 },
 	{ 239, "NFLOG", decode_nflog },
+	{ 10, "FDDI", decode_fddi },                  /* then 802.2 LLC/SNAP */
+	{ 7, "ARCNET", decode_arcnet },               /* BSD's ARCnet header */
+	{ 129, "ARCNET_LINUX", decode_arcnet_linux }, /* Linux's ARCnet header */
 	{ 0, NULL, NULL },
 };
 

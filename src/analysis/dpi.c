@@ -3,6 +3,7 @@
  * payload packet only until it has decided (or after max_pkts packets, when it guesses from ports); then its state is freed,
  * so a decided flow holds three protocol ids and its server name, nothing of nDPI's. */
 #include "dpi.h"
+#include "names.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -101,6 +102,9 @@ static void settle(dpi_ctx *d, struct dpi_state *st, ndpi_protocol pr, enum dpi_
 	 * rather than a piece of one (names.c reads the whole Host) */
 	if (name[0] == '[' && !memchr(name, ']', strnlen(name, cap)))
 		name = "";
+	/* a greeting's filler ("220---------", an FTP banner's " ") is no server's name */
+	if (names_placeholder(name, strnlen(name, cap)))
+		name = "";
 	if (name[0] && !st->server_name) {
 		size_t n = strnlen(name, cap);
 		st->server_name = malloc(n + 1);
@@ -115,6 +119,25 @@ static void settle(dpi_ctx *d, struct dpi_state *st, ndpi_protocol pr, enum dpi_
 static bool detected(ndpi_protocol pr)
 {
 	return pr.app_protocol != NDPI_PROTOCOL_UNKNOWN || pr.master_protocol != NDPI_PROTOCOL_UNKNOWN;
+}
+
+/* How sure nDPI is of a protocol it detected (pr), from its own confidence (nDPI 4.x: the flow's
+ * ndpi_confidence_t) and risks: read in the payload, read in the payload but on another
+ * protocol's port, or matched by port or address only. guessed: nDPI's giveup said it guessed. */
+static enum dpi_method how_sure(const struct ndpi_flow_struct *nf, bool guessed)
+{
+	if (guessed)
+		return DPI_GUESS;
+	switch (nf->confidence) {
+	case NDPI_CONFIDENCE_DPI:
+	case NDPI_CONFIDENCE_DPI_CACHE:
+		break;
+	default: /* by port, by IP, unknown: nothing in the payload said it */
+		return DPI_GUESS;
+	}
+	if (NDPI_ISSET_BIT(nf->risk, NDPI_KNOWN_PROTOCOL_ON_NON_STANDARD_PORT))
+		return DPI_OFFPORT;
+	return DPI_PAYLOAD;
 }
 
 bool dpi_wants(const struct pkt *p)
@@ -152,14 +175,14 @@ void dpi_packet(dpi_ctx *d, struct dpi_state *st, const uint8_t *ip, uint32_t ip
 	ndpi_protocol pr = ndpi_detection_process_packet(d->ndpi, st->nf->nf, ip, len, ts_us / 1000);
 	st->pkts++;
 	if (detected(pr) && !ndpi_extra_dissection_possible(d->ndpi, st->nf->nf)) {
-		settle(d, st, pr, DPI_PAYLOAD);
+		settle(d, st, pr, how_sure(st->nf->nf, false));
 		return;
 	}
 	if (st->pkts >= d->max_pkts) {
 		uint8_t guessed = 0;
 		if (!detected(pr))
 			pr = ndpi_detection_giveup(d->ndpi, st->nf->nf, 1, &guessed);
-		settle(d, st, pr, !detected(pr) ? DPI_UNDETECTED : guessed ? DPI_GUESS : DPI_PAYLOAD);
+		settle(d, st, pr, !detected(pr) ? DPI_UNDETECTED : how_sure(st->nf->nf, guessed));
 	}
 }
 
@@ -168,7 +191,7 @@ void dpi_finish(dpi_ctx *d, struct dpi_state *st, struct flow_record *rec)
 	if (st->nf && st->method == DPI_NONE) {
 		uint8_t guessed = 0;
 		ndpi_protocol pr = ndpi_detection_giveup(d->ndpi, st->nf->nf, 1, &guessed);
-		settle(d, st, pr, !detected(pr) ? DPI_UNDETECTED : guessed ? DPI_GUESS : DPI_PAYLOAD);
+		settle(d, st, pr, !detected(pr) ? DPI_UNDETECTED : how_sure(st->nf->nf, guessed));
 	}
 	release(d, st);
 	if (!rec)
@@ -184,8 +207,10 @@ void dpi_finish(dpi_ctx *d, struct dpi_state *st, struct flow_record *rec)
 	}
 	if (!rec->server_name[0] && st->server_name) /* names.c's, read from the client, come first */
 		snprintf(rec->server_name, sizeof(rec->server_name), "%s", st->server_name);
-	rec->dpi_method = st->method == DPI_PAYLOAD ? RDPI_PAYLOAD
-	                  : st->method == DPI_GUESS ? RDPI_GUESS : RDPI_NONE;
+	rec->dpi_method = st->method == DPI_PAYLOAD   ? RDPI_PAYLOAD
+	                  : st->method == DPI_OFFPORT ? RDPI_OFFPORT
+	                  : st->method == DPI_GUESS   ? RDPI_GUESS
+	                                              : RDPI_NONE;
 }
 
 void dpi_state_free(struct dpi_state *st)

@@ -39,7 +39,20 @@ static enum names_parse keep(const uint8_t *s, size_t n, char out[NAMES_MAX])
 		out[i] = (char)c;
 	}
 	out[n] = '\0';
-	return NAMES_FOUND;
+	return names_placeholder(out, n) ? NAMES_NONE : NAMES_FOUND;
+}
+
+bool names_placeholder(const char *s, size_t n)
+{
+	bool alnum = false;
+	for (size_t i = 0; i < n && s[i]; i++) {
+		uint8_t c = (uint8_t)s[i];
+		if (c < 0x20 || c == 0x7f)
+			return true;
+		if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'))
+			alnum = true;
+	}
+	return !alnum;
 }
 
 static bool method_char(uint8_t c) { return (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-'; }

@@ -4,7 +4,7 @@
     python3 tests/fuzz/run.py SECONDS [TARGET ...]
 
 Seed corpora come from tests/pcaps: single frames (prefixed by their link type's index) for
-fuzz_decode, SYN option bytes for fuzz_options, the first records of each capture for
+fuzz_decode (and tests/tunnels.py's frames inside tunnels), SYN option bytes for fuzz_options, the first records of each capture for
 fuzz_capture, pcapng files of many shapes for fuzz_pcapng, hand-built connections (IW10, a
 loss, no timestamps, TFO) for fuzz_flight, a ClientHello and an HTTP request in segments for fuzz_names. Corpora grow in build/fuzz-corpus/; a crash is saved in build/fuzz-artifacts/
 and makes the run fail (copy it to tests/pcaps/fuzz/ as a regression capture)."""
@@ -79,6 +79,8 @@ def seed(target, corpus):
         for name, data in names_seeds().items():
             open(os.path.join(corpus, name), "wb").write(data)
         return len(names_seeds())
+    if target == "fuzz_decode":
+        n += tunnel_seeds(corpus)
     for path in caps:
         lt, recs = records(path, 40)
         if lt is None:
@@ -118,6 +120,21 @@ def seed(target, corpus):
             with open(path, "rb") as f:
                 head = f.read(24)
             open(os.path.join(corpus, name), "wb").write(head + b"".join(recs))
+            n += 1
+    return n
+
+
+def tunnel_seeds(corpus):
+    """fuzz_decode's seeds inside tunnels and other link layers (tests/tunnels.py: Teredo,
+    AYIYA, Geneve, GRE over UDP, CAPWAP, 4in6, PPPoE over QinQ, LLC/SNAP, FDDI, ARCnet): the
+    handshake and the request of each."""
+    sys.path.insert(0, os.path.join(ROOT, "tests"))
+    import tunnels
+    n = 0
+    for name, lt, frames in tunnels.captures():
+        dlt = LINKTYPE_TO_DLT.get(lt, lt)
+        for i, (_, frame) in enumerate(frames[:4]):
+            open(os.path.join(corpus, "tunnel-%s-%d" % (name, i)), "wb").write(bytes([DLTS.index(dlt)]) + frame)
             n += 1
     return n
 
