@@ -352,7 +352,13 @@ def run_once(sc, outdir, ns, work):
         f.write(os.urandom(resp))
     lsc = {"iw": 10, "name": name}
     procs, caps = [], {}
+    # the client asks for SNI by name (gtlsclient sends "localhost" for an address):
+    # `ip netns exec` gives the namespace /etc/netns/NAME/hosts as its /etc/hosts
+    etc = os.path.join("/etc/netns", ns["c"])
     try:
+        os.makedirs(etc, exist_ok=True)
+        with open(os.path.join(etc, "hosts"), "w") as f:
+            f.write("127.0.0.1 localhost\n%s %s\n" % (lab.S4, SNI))
         procs += lab.lab(lsc, d1 * 1000, d2 * 1000, ns=ns)
         for vantage, role, dev in lab.VANTAGES:
             path = os.path.join(outdir, "%s.%s.pcap" % (name, vantage))
@@ -363,8 +369,8 @@ def run_once(sc, outdir, ns, work):
                         + [lab.S4, str(PORT), key, chain], ns["s"])
         procs.append(srv)
         wait_udp(ns["s"])
-        cl = lab.sh([CLIENT, "-q", "--exit-on-all-streams-close", "--sni", SNI, "--timeout", "5s",
-                     lab.S4, str(PORT), "https://%s/f" % SNI], ns=ns["c"], timeout=30, check=False)
+        cl = lab.sh([CLIENT, "-q", "--exit-on-all-streams-close", "--timeout", "5s",
+                     SNI, str(PORT), "https://%s/f" % SNI], ns=ns["c"], timeout=30, check=False)
         if cl.returncode != 0:
             raise RuntimeError("the client exited %d: %s" % (cl.returncode, cl.stderr[-500:]))
         events, qpath = wait_qlog(qdir, 5 + 6 * (d1 + d2) / 1000.0)
@@ -377,6 +383,7 @@ def run_once(sc, outdir, ns, work):
         for p in list(caps.values()) + procs:
             lab.stop(p)
         lab.teardown(ns)
+        shutil.rmtree(etc, ignore_errors=True)
     _, at_server = read_udp(os.path.join(outdir, "%s.server.pcap" % name))
     # a Retry is sent without a connection, so not in the qlog
     srv_dgrams = [(t, plen) for t, sp, dp, plen, rec in at_server
