@@ -34,7 +34,7 @@ BUILD    := build
 DEBUG    := build-debug
 SAN      := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
-.PHONY: all debug tsan deps deps-build deps-bench demo test install clean truth fuzz fuzzers bench bench-live tools soak
+.PHONY: all debug tsan deps deps-build deps-bench demo test install clean truth quictruth fuzz fuzzers bench bench-live tools soak
 all: $(BUILD)/iwscope
 
 $(BUILD)/schema_sql.c: schema/sqlite.sql schema/postgresql.sql schema/views.sql schema/migrate.sql tools/embed.sh Makefile
@@ -127,6 +127,14 @@ truth: deps
 	sh tools/mklink.sh
 	python3 tools/dpicap.py
 	python3 tools/mkdemo.py
+
+# Regenerates the QUIC ground truth in tests/pcaps/quictruth: ngtcp2's example server and client
+# in the lab's namespaces, the server's qlog as the truth (root; tools/quictruth.py).
+DEB_QTRUTH := ngtcp2-server ngtcp2-client openssl tcpdump iproute2 ethtool
+quictruth: deps-build
+	@$(MAKE) -s deps PKGS_WANTED="$(DEB_QTRUTH)"
+	$(MAKE) all tools
+	python3 tools/quictruth.py --jobs 4
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/iwscope $(DESTDIR)$(PREFIX)/share/man/man1

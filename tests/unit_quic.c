@@ -193,6 +193,18 @@ static void test_headers(void)
 	CHECK(quic_looks_long(q50, sizeof(q50)));
 	CHECK_EQ_INT(quic_header(q50, sizeof(q50), sizeof(q50), &h), QUIC_OK);
 	CHECK_EQ_INT(h.type, QUIC_GQUIC);
+	/* the fixed bit greased (RFC 9287): ngtcp2 clears it in its later Handshake and 1-RTT
+	 * packets; still the packets they are */
+	const uint8_t hs_grease[] = {0xa0, 0, 0, 0, 1, 1, 7, 0, 0x11, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9,
+	                             10, 11, 12, 13, 14, 15, 16};
+	CHECK_EQ_INT(quic_header(hs_grease, sizeof(hs_grease), sizeof(hs_grease), &h), QUIC_OK);
+	CHECK_EQ_INT(h.type, QUIC_HANDSHAKE);
+	CHECK_EQ_INT(h.size, sizeof(hs_grease));
+	const uint8_t short_grease[] = {0x20, 1, 2, 3};
+	CHECK_EQ_INT(quic_header(short_grease, 4, 4, &h), QUIC_OK);
+	CHECK_EQ_INT(h.type, QUIC_SHORT);
+	const uint8_t zeros[] = {0, 0, 0, 0}; /* padding after coalesced packets */
+	CHECK_EQ_INT(quic_header(zeros, 4, 4, &h), QUIC_NOT);
 	const uint8_t other[] = {0xc0, 0x1a, 0x2a, 0x3a, 0x4a, 0, 0};
 	CHECK(!quic_looks_long(other, sizeof(other)));
 	CHECK_EQ_INT(quic_header(other, sizeof(other), sizeof(other), &h), QUIC_UNKNOWN_VERSION);

@@ -119,8 +119,11 @@ enum quic_parse quic_header(const uint8_t *d, size_t n, size_t cap, struct quic_
 	if (cap < 1)
 		return QUIC_CUT;
 	h->first = d[0];
+	/* the fixed bit (0x40) may be 0: a peer that saw grease_quic_bit clears it at will (RFC
+	 * 9287), as ngtcp2 does in its packets after the first Initial; but a zero byte after a
+	 * datagram's packets is padding (RFC 9000 12.2 lets senders pad with them), not a packet */
 	if (!(d[0] & 0x80)) { /* short header: the rest of the datagram */
-		if (!(d[0] & 0x40))
+		if (d[0] == 0)
 			return QUIC_NOT;
 		h->type = QUIC_SHORT;
 		h->spin = (d[0] & 0x20) != 0;
@@ -141,8 +144,6 @@ enum quic_parse quic_header(const uint8_t *d, size_t n, size_t cap, struct quic_
 	}
 	if (!ietf_layout(h->version))
 		return QUIC_UNKNOWN_VERSION;
-	if (!(d[0] & 0x40))
-		return QUIC_NOT;
 	h->type = long_type(h->version, d[0]); /* known even when the rest is cut */
 	size_t i = read_cids(d, n, cap, h);
 	if (!i)

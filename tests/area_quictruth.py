@@ -1,0 +1,86 @@
+# QUIC against ground truth (issue 28, item 4): ngtcp2's server and client in the lab's
+# namespaces, the server's qlog as the truth (tools/quictruth.py, tests/pcaps/quictruth), every
+# scenario at every vantage point (tests/quictruthcheck.py); and two scenarios made again live.
+# Run by tests/run.py with tests/helpers.py's names.
+import quictruthcheck
+
+
+def quictruth_scenarios():
+    return sorted(json.load(open(p))["scenario"]
+                  for p in glob.glob(os.path.join(PCAPS, "quictruth", "*.truth.json")))
+
+
+def quictruth_cases(binary, scn, truth_dir=quictruthcheck.TRUTH):
+    bad, n = [], 0
+    for case, ok, detail, _, _ in quictruthcheck.check(binary, scn, truth_dir):
+        n += 1
+        if not ok:
+            bad.append("%s: %s" % (case, detail))
+    return n, bad
+
+
+def make_quictruth_test(scn):
+    def fn(binary, tmp):
+        n, bad = quictruth_cases(binary, scn)
+        if n != len(quictruthcheck.VANTAGES):
+            raise AssertionError("%d vantage points for %s" % (n, scn))
+        if bad:
+            raise AssertionError("\n".join(bad))
+        return "%d vantage points, nothing false" % n
+    return fn
+
+
+for _scn in quictruth_scenarios():
+    test("quictruth:" + _scn, ("release", "asan"))(make_quictruth_test(_scn))
+
+
+@test("quictruth-covers")
+def t_quictruth_covers(binary, tmp):
+    """The committed truth spans what changes a first flight: three congestion controllers or
+    more, initial windows of several byte sizes (the maximum UDP payload), a first flight the 3x
+    limit bound and one it did not (a Retry), responses that end inside the window and beyond it;
+    and the captures stay small (under 2 MB)."""
+    truths = [json.load(open(p)) for p in glob.glob(os.path.join(PCAPS, "quictruth", "*.truth.json"))]
+    eq(len(truths) >= 12, True, "%d scenarios" % len(truths))
+    eq(len({t["config"].get("cc", "cubic") for t in truths}) >= 3, True, "congestion controllers")
+    eq(len({t["cwnd_bytes"] for t in truths}) >= 3, True, "initial windows in bytes")
+    eq(any(t["amp_limited"] for t in truths), True, "a flight the 3x limit bound")
+    eq(any(t["config"].get("retry") and not t["amp_limited"] for t in truths), True, "a Retry")
+    eq({t["after_handshake"]["ended"] for t in truths}, {"app", "cwnd"}, "responses")
+    size = sum(os.path.getsize(p) for p in glob.glob(os.path.join(PCAPS, "quictruth", "*")))
+    eq(size < 2 * 1024 * 1024, True, "%d bytes" % size)
+    return "%d scenarios, %d KB" % (len(truths), size // 1024)
+
+
+# Made again live: the 3x limit (five certificates) and a window of 12000 bytes (1200-byte
+# datagrams), side by side in namespaces of their own.
+LIVE_QUICTRUTH = ["cert5", "udp1200"]
+
+
+@test("quictruth-lab-live")
+def t_quictruth_live(binary, tmp):
+    """tools/quictruth.py makes LIVE_QUICTRUTH again with this machine's ngtcp2: the truth is the
+    committed one (initial window, first flight, the 3x limit) and iwscope says nothing false
+    about it at any vantage point."""
+    if os.geteuid() != 0:
+        raise Skip("needs root (network namespaces)")
+    for b in ("gtlsserver", "gtlsclient", "tcpdump", "openssl"):
+        if not shutil.which(b):
+            raise Skip(b + " not installed (make quictruth installs it)")
+    out = os.path.join(tmp, "quictruth")
+    r = subprocess.run(["python3", os.path.join(ROOT, "tools", "quictruth.py"), "--jobs", "2", "--out", out]
+                       + LIVE_QUICTRUTH, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=60)
+    if r.returncode != 0:
+        raise AssertionError("quictruth.py exited %d:\n%s" % (r.returncode, r.stdout[-3000:]))
+    for scn in LIVE_QUICTRUTH:
+        new = json.load(open(os.path.join(out, scn + ".truth.json")))
+        old = json.load(open(os.path.join(PCAPS, "quictruth", scn + ".truth.json")))
+        for k in ("cwnd_bytes", "iw_dgrams", "amp_limited"):
+            eq(new[k], old[k], "%s %s" % (scn, k))
+        eq((new["first_flight"]["dgrams"], new["first_flight"]["bytes"]),
+           (old["first_flight"]["dgrams"], old["first_flight"]["bytes"]), scn + " first flight")
+    n, bad = quictruth_cases(binary, "*", out)
+    eq(n, len(LIVE_QUICTRUTH) * len(quictruthcheck.VANTAGES), "cases")
+    if bad:
+        raise AssertionError("\n".join(bad))
+    return "%s made again: same truth, %d cases, nothing false" % (" ".join(LIVE_QUICTRUTH), n)

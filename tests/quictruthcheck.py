@@ -1,0 +1,101 @@
+#!/usr/bin/env python3
+"""Checks iwscope's QUIC rows against tests/pcaps/quictruth/*.truth.json (tools/quictruth.py: the
+server's qlog) at every vantage point (client, mid, server). Nothing false may be said:
+
+  - the connection is one row: transport quic, version 1, the server name the client asked for;
+  - the server's first flight is a lower bound (s_iw_limit ambiguous or amplification, never an
+    exact IW), and its datagrams (s_iw_segs) and bytes (s_iw_bytes) never exceed the truth's
+    initial window (iw_dgrams, cwnd_bytes) nor the server's true first flight;
+  - quic_amp_limited = 1 only where the qlog shows the 3x limit bound that flight;
+  - quic_s_preval <= 3 * quic_c_preval (no server seen past the limit: ngtcp2 keeps it).
+
+Used by tests/area_quictruth.py; run alone for a table: python3 tests/quictruthcheck.py BINARY [-v]."""
+import glob
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TRUTH = os.path.join(ROOT, "tests", "pcaps", "quictruth")
+VANTAGES = ("client", "mid", "server")
+
+
+def analyse(binary, pcap):
+    """iwscope's QUIC rows of one capture."""
+    with tempfile.TemporaryDirectory() as d:
+        db = os.path.join(d, "q.db")
+        cmd = [binary, "-q", "--no-dpi", "-r", pcap, "-o", db]
+        r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        if r.returncode != 0:
+            raise RuntimeError("%s exited %d: %s" % (" ".join(cmd), r.returncode, r.stderr))
+        con = sqlite3.connect(db)
+        con.row_factory = sqlite3.Row
+        rows = [dict(x) for x in con.execute("SELECT * FROM flows")]
+        con.close()
+        return rows
+
+
+def problems(truth, rows):
+    """What is false or missing in rows (one capture's) against truth: [text]."""
+    q = [r for r in rows if r["transport"] == "quic" and r["client_port"] == truth["client_port"]]
+    if len(q) != 1:
+        return ["%d QUIC rows for client port %d (of %d rows)" % (len(q), truth["client_port"], len(rows))]
+    r, out = q[0], []
+    ff = truth["first_flight"]
+    if r["quic_version"] != truth["quic_version"]:
+        out.append("version %s" % r["quic_version"])
+    if r["server_name"] != truth["server_name"]:
+        out.append("server_name %r" % r["server_name"])
+    if r["server_port"] != truth["server_port"]:
+        out.append("server_port %s" % r["server_port"])
+    if r["s_iw_limit"] not in ("ambiguous", "amplification"):
+        out.append("s_iw_limit %s: not a lower bound" % r["s_iw_limit"])
+    segs, nbytes = r["s_iw_segs"] or 0, r["s_iw_bytes"] or 0
+    if segs > ff["dgrams"] or segs > truth["iw_dgrams"]:
+        out.append("s_iw_segs %d > first flight %d or IW %d" % (segs, ff["dgrams"], truth["iw_dgrams"]))
+    if nbytes > ff["bytes"] or nbytes > truth["cwnd_bytes"]:
+        out.append("s_iw_bytes %d > first flight %d or cwnd %d" % (nbytes, ff["bytes"], truth["cwnd_bytes"]))
+    if r["quic_amp_limited"] == 1 and not truth["amp_limited"]:
+        out.append("quic_amp_limited 1, the qlog says the flight was not bound by 3x")
+    if r["quic_s_preval"] is None or r["quic_c_preval"] is None or \
+            r["quic_s_preval"] > 3 * r["quic_c_preval"]:
+        out.append("quic_s_preval %s > 3 x quic_c_preval %s" % (r["quic_s_preval"], r["quic_c_preval"]))
+    return out
+
+
+def summary(truth, rows):
+    """One line of what iwscope said, for -v and the test's note."""
+    r = next((x for x in rows if x["transport"] == "quic"), None)
+    if r is None:
+        return "no QUIC row"
+    return "%s %s dgrams %s B amp %s preval %s/%s (truth: flight %d dgrams %d B, IW %d x %d = %d B%s)" % (
+        r["s_iw_limit"], r["s_iw_segs"], r["s_iw_bytes"], r["quic_amp_limited"], r["quic_s_preval"],
+        r["quic_c_preval"], truth["first_flight"]["dgrams"], truth["first_flight"]["bytes"],
+        truth["iw_dgrams"], truth["max_dgram"], truth["cwnd_bytes"], ", 3x bound" if truth["amp_limited"] else "")
+
+
+def check(binary, scenario="*", truth_dir=TRUTH):
+    """Yields (case, ok, detail, row) for every scenario and vantage point."""
+    for path in sorted(glob.glob(os.path.join(truth_dir, scenario + ".truth.json"))):
+        truth = json.load(open(path))
+        for vantage in VANTAGES:
+            case = "%s/%s" % (truth["scenario"], vantage)
+            rows = analyse(binary, os.path.join(truth_dir, "%s.%s.pcap" % (truth["scenario"], vantage)))
+            bad = problems(truth, rows)
+            r = next((x for x in rows if x["transport"] == "quic"), None)
+            yield case, not bad, "; ".join(bad) or summary(truth, rows), r, truth
+
+
+if __name__ == "__main__":
+    verbose = "-v" in sys.argv
+    n = wrong = 0
+    for case, ok, detail, _, _ in check(sys.argv[1]):
+        n += 1
+        wrong += not ok
+        if verbose or not ok:
+            print("%-4s %-24s %s" % ("ok" if ok else "FAIL", case, detail))
+    print("%d cases, %d wrong" % (n, wrong))
+    sys.exit(1 if wrong else 0)
