@@ -27,6 +27,8 @@ struct quic_conn {
 	uint32_t c_initial;           /* the client's first Initial datagram's bytes */
 	uint64_t c_preval, s_preval;  /* bytes before the client's address was validated */
 	uint16_t s_max_dgram;         /* largest server datagram of its first flight */
+	uint64_t amp_budget;          /* 3 x the client's bytes before the datagram that ended the
+	                               * server's first flight, its address unvalidated; 0: none */
 	uint8_t *hello;               /* CRYPTO bytes of the client's Initials, while looked for */
 	uint8_t *filled;              /* one bit per hello byte received */
 	char sni[128];
@@ -171,7 +173,8 @@ static enum quic_type read_packets(struct quic_conn *q, const struct pkt *p, int
  * first datagram; the server's, from its first datagram until the client's next one passes the
  * vantage point (nothing the server sent before could have been released by it) or a pause of
  * half the handshake's round trip. */
-static void flights(struct flow *f, struct quic_conn *q, const struct pkt *p, int dir)
+static void flights(struct flow *f, struct quic_conn *q, const struct pkt *p, int dir,
+                    bool was_validated)
 {
 	struct first_flight *mine = dir == 0 ? &f->c.ff : &f->s.ff;
 	struct first_flight *other = dir == 0 ? &f->s.ff : &f->c.ff;
@@ -180,6 +183,10 @@ static void flights(struct flow *f, struct quic_conn *q, const struct pkt *p, in
 		other->state = FF_CLOSED;
 		other->end = FF_END_TIMING;
 		other->next_us = p->ts_us;
+		/* what the server may have sent by then without the client's address validated (a
+		 * Retry's token validates it) */
+		if (dir == 0 && !was_validated && !q->retry)
+			q->amp_budget = 3 * q->c_preval;
 	}
 	if (mine->state == FF_WAIT) {
 		mine->state = FF_OPEN;
@@ -228,13 +235,13 @@ bool quicflow_update(struct flow *f, const struct pkt *p, int dir)
 		f->synack_us = p->ts_us;
 	if (dir == 0 && f->synack_us && !f->ack_us)
 		f->ack_us = p->ts_us;
+	flights(f, q, p, dir, was_validated);
 	if (!was_validated) { /* what each side sent before the client's address was validated */
 		if (dir == 0)
 			q->c_preval += p->payload_len;
 		else
 			q->s_preval += p->payload_len;
 	}
-	flights(f, q, p, dir);
 	sd->pkts++;
 	sd->bytes += p->payload_len;
 	return true;
@@ -261,8 +268,8 @@ void quicflow_verdict(const struct flow *f, int sender, struct ff_verdict *v)
 	/* the server before the client's address was validated: at most three times what it had
 	 * received (RFC 9000 8.1); a flight that one more datagram would have taken past that
 	 * stopped there */
-	if (sender == 1 && ff->state == FF_CLOSED && q->s_max_dgram &&
-	    ff->bytes + q->s_max_dgram > 3 * q->c_preval && ff->bytes <= 3 * q->c_preval) {
+	if (sender == 1 && ff->state == FF_CLOSED && q->s_max_dgram && q->amp_budget &&
+	    ff->bytes + q->s_max_dgram > q->amp_budget && ff->bytes <= q->amp_budget) {
 		v->limit = LIMIT_AMPLIFICATION;
 		return;
 	}
