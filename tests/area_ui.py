@@ -260,11 +260,15 @@ def ui_all(root, tag, cls=None):
     return [e for e in root.iter(UI_SVG + tag) if cls is None or e.get("class") == cls]
 
 
-def ui_ticks(root, axis):
-    line = [e for e in ui_all(root, "line", "axis") if e.get("data-axis") == axis]
+def ui_ticks(root, axis, panel=None):
+    """The scale and tick values of an axis: of one panel's (data-panel) when a chart has
+    several, the first one's unless panel names it."""
+    line = [e for e in ui_all(root, "line", "axis") if e.get("data-axis") == axis
+            and (panel is None or e.get("data-panel") == panel)]
     assert line, "no %s axis line (class axis, data-axis, data-scale)" % axis
     line = line[0]
-    ticks = [e for e in ui_all(root, "text", "tick") if e.get("data-axis") == axis]
+    ticks = [e for e in ui_all(root, "text", "tick") if e.get("data-axis") == axis
+             and e.get("data-panel") == line.get("data-panel")]
     for e in ticks:  # the label a reader sees is the value: 500, 0.2, 5k, 2M
         t = e.text
         v = float(t[:-1]) * {"k": 1e3, "M": 1e6}[t[-1]] if t[-1] in "kM" else float(t)
@@ -322,6 +326,9 @@ def t_ui_plot_axes(binary, tmp):
     eq(ui_ticks(charts["rtt_vs_ff"], "x")[1], [0.5, 1, 2, 5, 10, 20, 50, 100, 200, 500], "RTT ticks")
     eq(ui_ticks(charts["rtt_vs_ff"], "y")[1], [10, 100, 1000, 10000, 100000], "first-flight bytes ticks")
     eq(ui_ticks(charts["iw_histogram"], "y")[1], [0, 1, 2, 3, 4], "flow count ticks")
+    # the histogram's two panels, each its own count axis: exact IWs, lower bounds
+    eq(ui_ticks(charts["iw_histogram"], "y", "exact"), ("linear", [0, 1, 2, 3, 4]), "exact IW panel")
+    eq(ui_ticks(charts["iw_histogram"], "y", "lower"), ("linear", [0, 1, 2]), "lower bound panel")
     eq(ui_ticks(charts["ff_bytes_cdf"], "y")[1], [0, 0.2, 0.4, 0.6, 0.8, 1], "fraction ticks")
 
 
