@@ -270,7 +270,7 @@ void svg_axis_draw(FILE *f, const struct svg_axis *a, char which, const char *la
 			if (grid)
 				fprintf(f, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#eee\"/>\n", p, SVG_MT, p, SVG_H - SVG_MB);
 			fprintf(f, "<text class=\"tick\" data-axis=\"x\" data-value=\"%.12g\" x=\"%.1f\" y=\"%d\" "
-			           "text-anchor=\"middle\">%s</text>\n", a->tick[i], p, SVG_H - SVG_MB + 16, text);
+			           "text-anchor=\"middle\">%s</text>\n", a->tick[i], p, SVG_H - SVG_MB + 19, text);
 		} else {
 			double p = svg_py(a, a->tick[i]);
 			fprintf(f, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#ddd\"/>\n", SVG_ML, p, SVG_W - SVG_MR, p);
@@ -429,7 +429,7 @@ void svg_no_data(FILE *f)
 }
 
 #define CAT_W 60        /* a category name's widest, in pixels (cut beyond) */
-#define CAT_LINE 17.0   /* slots closer than this make labels at 45 degrees touch */
+#define CAT_LINE 20.0   /* slots closer than this make labels at 45 degrees touch (14 px apart) */
 
 void svg_axis_category(FILE *f, const char *label, const char *const *cats, int n)
 {
@@ -458,10 +458,10 @@ void svg_axis_category(FILE *f, const char *label, const char *const *cats, int 
 		if (level)
 			fprintf(f, "<text class=\"cat\" data-label=\"");
 		else
-			fprintf(f, "<text class=\"cat\" transform=\"translate(%.1f,%d) rotate(-45)\" data-label=\"", x + 4, SVG_H - SVG_MB + 12);
+			fprintf(f, "<text class=\"cat\" transform=\"translate(%.1f,%d) rotate(-45)\" data-label=\"", x + 4, SVG_H - SVG_MB + 16);
 		svg_text(f, cats[k]);
 		if (level)
-			fprintf(f, "\" x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">", x, SVG_H - SVG_MB + 16);
+			fprintf(f, "\" x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">", x, SVG_H - SVG_MB + 19);
 		else
 			fputs("\" text-anchor=\"end\">", f);
 		svg_text(f, fit);
