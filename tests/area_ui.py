@@ -615,6 +615,8 @@ def t_ui_plot_fit(binary, tmp):
         assert sub.startswith("60 files in 60 runs (probe "), (name, sub)
         assert "17 QUIC" in sub, (name, sub)
         eq(root.get("data-total"), str(len(rows(db))), name + " flows in the database")
+    cdf = {e.get("data-series"): int(e.get("data-flows")) for e in ui_all(charts["ff_bytes_cdf.svg"], "polyline", "cdf")}
+    eq(sorted(cdf.values()), [22 + 30, 35 + 120 + 20 + 6, 900], "CDF series (an application of 64 characters is one)")
     labels = ui_all(hist, "text", "cat")
     assert 10 <= len(labels) < 52, "IW labels: %d of 52 categories" % len(labels)
     ui_check_fit(tmp, out, files)

@@ -427,8 +427,8 @@ static int collect_row(void *arg, int ncols, const char *const *names, const cha
 		return 0;
 	const char *label = v[0] ? v[0] : "Unknown";
 	int i;
-	for (i = 0; i < c->n; i++)
-		if (!strcmp(c->s[i].label, label))
+	for (i = 0; i < c->n; i++) /* a label as long as the kept one: the same series */
+		if (!strncmp(c->s[i].label, label, sizeof(c->s[i].label) - 1))
 			break;
 	if (i == c->n) {
 		if (c->n == c->nmax) {
