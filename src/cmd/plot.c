@@ -586,6 +586,7 @@ static int syn_chart(dbread *db, const char *dir, const struct census *c)
 		return -1;
 	struct svg_axis y;
 	svg_axis_linear(&y, max, true);
+	svg_axis_span(&y, SVG_H - SVG_MB, SVG_MT + COUNT_ROOM, NULL); /* room for the counts above the bars */
 	svg_axis_draw(f, &y, 'y', "flows", false);
 	const char *names[MAXCAT];
 	for (int k = 0; k < b.ncat; k++)
@@ -593,7 +594,7 @@ static int syn_chart(dbread *db, const char *dir, const struct census *c)
 	svg_axis_category(f, "receiver class (SYN window)", names, b.ncat);
 	if (!b.ncat)
 		svg_no_data(f);
-	double slot = b.ncat ? (double)SVG_PW / b.ncat : 0, bw = slot * 0.4;
+	double slot = b.ncat ? (double)SVG_PW / b.ncat : 0, bw = slot * 0.4 < 40 ? slot * 0.4 : 40;
 	for (int k = 0; k < b.ncat; k++) {
 		for (int i = 0; i < 2; i++)
 			for (int j = 0; j < b.s[i].n; j++) {
@@ -603,10 +604,11 @@ static int syn_chart(dbread *db, const char *dir, const struct census *c)
 				fprintf(f, "<rect class=\"bar\" data-series=\"%s\" data-label=\"", b.s[i].label);
 				svg_text(f, b.cats[k]);
 				fprintf(f, "\" data-value=\"%.0f\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\"><title>%s ",
-				        b.s[i].y[j], SVG_ML + slot * k + slot * 0.1 + bw * i, top, bw, SVG_H - SVG_MB - top,
+				        b.s[i].y[j], SVG_ML + slot * (k + 0.5) - bw + bw * i, top, bw, SVG_H - SVG_MB - top,
 				        svg_colour(b.s[i].label), b.s[i].label);
 				svg_text(f, b.cats[k]);
 				fprintf(f, ": %.0f</title></rect>\n", b.s[i].y[j]);
+				bar_count(f, SVG_ML + slot * (k + 0.5) - bw / 2 + bw * i, top, bw + 2, (long)b.s[i].y[j]);
 			}
 	}
 	for (int i = 0; i < 2; i++)
