@@ -260,11 +260,15 @@ def ui_all(root, tag, cls=None):
     return [e for e in root.iter(UI_SVG + tag) if cls is None or e.get("class") == cls]
 
 
-def ui_ticks(root, axis):
-    line = [e for e in ui_all(root, "line", "axis") if e.get("data-axis") == axis]
+def ui_ticks(root, axis, panel=None):
+    """The scale and tick values of an axis: of one panel's (data-panel) when a chart has
+    several, the first one's unless panel names it."""
+    line = [e for e in ui_all(root, "line", "axis") if e.get("data-axis") == axis
+            and (panel is None or e.get("data-panel") == panel)]
     assert line, "no %s axis line (class axis, data-axis, data-scale)" % axis
     line = line[0]
-    ticks = [e for e in ui_all(root, "text", "tick") if e.get("data-axis") == axis]
+    ticks = [e for e in ui_all(root, "text", "tick") if e.get("data-axis") == axis
+             and e.get("data-panel") == line.get("data-panel")]
     for e in ticks:  # the label a reader sees is the value: 500, 0.2, 5k, 2M
         t = e.text
         v = float(t[:-1]) * {"k": 1e3, "M": 1e6}[t[-1]] if t[-1] in "kM" else float(t)
@@ -322,6 +326,9 @@ def t_ui_plot_axes(binary, tmp):
     eq(ui_ticks(charts["rtt_vs_ff"], "x")[1], [0.5, 1, 2, 5, 10, 20, 50, 100, 200, 500], "RTT ticks")
     eq(ui_ticks(charts["rtt_vs_ff"], "y")[1], [10, 100, 1000, 10000, 100000], "first-flight bytes ticks")
     eq(ui_ticks(charts["iw_histogram"], "y")[1], [0, 1, 2, 3, 4], "flow count ticks")
+    # the histogram's two panels, each its own count axis: exact IWs, lower bounds
+    eq(ui_ticks(charts["iw_histogram"], "y", "exact"), ("linear", [0, 1, 2, 3, 4]), "exact IW panel")
+    eq(ui_ticks(charts["iw_histogram"], "y", "lower"), ("linear", [0, 1, 2]), "lower bound panel")
     eq(ui_ticks(charts["ff_bytes_cdf"], "y")[1], [0, 0.2, 0.4, 0.6, 0.8, 1], "fraction ticks")
 
 
@@ -454,3 +461,186 @@ def t_plots(binary, tmp):
     chromium(tmp, "--screenshot=" + png, "--window-size=800,480", "file://" + os.path.join(out, files[0]))
     assert os.path.getsize(png) > 5000, "screenshot looks empty"
     eq(run(["plot", db], binary)[0], 1, "plot without -o")
+
+
+# Plots on data shaped like real captures': many runs of long file names, hundreds of lower
+# bounds beside a few exact IWs, dozens of IWs, long application names, QUIC rows (issue 31)
+
+UI_MEASURE = """<script>
+const out = [];
+for (const t of document.querySelector('svg').querySelectorAll('text')) {
+  const b = t.getBBox(), m = t.getCTM();
+  out.push({cls: t.getAttribute('class') || '', text: t.textContent,
+            box: [b.x, b.y, b.width, b.height], m: [m.a, m.b, m.c, m.d, m.e, m.f]});
+}
+const pre = document.createElement('pre');
+pre.id = 'measure';
+pre.textContent = JSON.stringify(out);
+document.body.appendChild(pre);
+</script>"""
+
+
+def ui_measure(tmp, svg_path):
+    """Every text of an SVG as Chromium lays it out: its class, text, box in its own
+    coordinates (getBBox) and the matrix to the chart's (getCTM)."""
+    import html
+    import json
+    import re
+    svg = open(svg_path, encoding="utf-8").read()
+    svg = svg[svg.index("<svg"):]
+    page = os.path.join(tmp, os.path.basename(svg_path) + ".html")
+    with open(page, "w", encoding="utf-8") as f:
+        f.write("<!doctype html><html><head><meta charset='utf-8'></head><body style='margin:0'>"
+                + svg + UI_MEASURE + "</body></html>")
+    dom = chromium(tmp, "--dump-dom", "file://" + page)
+    m = re.search(r'<pre id="measure">(.*?)</pre>', dom, re.S)
+    assert m, "no measurements from Chromium for %s: %r" % (svg_path, dom[:300])
+    return json.loads(html.unescape(m.group(1)))
+
+
+def ui_corners(t, m=None):
+    x, y, w, h = t["box"]
+    a, b, c, d, e, f = m or t["m"]
+    return [(a * px + c * py + e, b * px + d * py + f) for px, py in ((x, y), (x + w, y), (x, y + h), (x + w, y + h))]
+
+
+def ui_overlap(s, t):
+    """How far two laid-out texts overlap, in pixels (0: apart): in the frame of s when both
+    are turned alike (labels at 45 degrees), else by their boxes in the chart."""
+    if all(abs(p - q) < 1e-6 for p, q in zip(s["m"][:4], t["m"][:4])):
+        a, b, c, d, e, f = s["m"]
+        det = a * d - b * c
+        inv = (d / det, -b / det, -c / det, a / det, (c * f - d * e) / det, (b * e - a * f) / det)
+        pts = [(inv[0] * x + inv[2] * y + inv[4], inv[1] * x + inv[3] * y + inv[5]) for x, y in ui_corners(t)]
+        x, y, w, h = s["box"]
+        box1 = (x, y, x + w, y + h)
+    else:
+        p1 = ui_corners(s)
+        box1 = (min(p[0] for p in p1), min(p[1] for p in p1), max(p[0] for p in p1), max(p[1] for p in p1))
+        pts = ui_corners(t)
+    box2 = (min(p[0] for p in pts), min(p[1] for p in pts), max(p[0] for p in pts), max(p[1] for p in pts))
+    return max(0.0, min(min(box1[2], box2[2]) - max(box1[0], box2[0]), min(box1[3], box2[3]) - max(box1[1], box2[1])))
+
+
+def ui_check_fit(tmp, out, files):
+    """Each chart's texts, as Chromium lays them out, inside its viewBox and none over another
+    (a pixel of slack: glyph boxes include the line's leading)."""
+    import xml.etree.ElementTree as ET
+    for name in files:
+        path = os.path.join(out, name)
+        root = ET.parse(path).getroot()
+        w, h = (float(v) for v in root.get("viewBox").split()[2:])
+        texts = [t for t in ui_measure(tmp, path) if t["text"].strip()]
+        assert texts, name
+        for t in texts:
+            pts = ui_corners(t)
+            assert all(-0.5 <= x <= w + 0.5 and -0.5 <= y <= h + 0.5 for x, y in pts), \
+                "%s: %s %r outside the %gx%g viewBox: %r" % (name, t["cls"], t["text"], w, h, pts)
+        for i, s in enumerate(texts):
+            for t in texts[i + 1:]:
+                o = ui_overlap(s, t)
+                assert o <= 1.5, "%s: %s %r and %s %r overlap by %.1f px" % (name, s["cls"], s["text"], t["cls"],
+                                                                             t["text"], o)
+
+
+def ui_real_shape(binary, tmp):
+    """The demo's database made to look like a run over hundreds of real captures: 60 runs of
+    long file names, 955 lower bounds at IW1 and a few hundred more, 22 exact IWs (one each of
+    22 IWs), lower bounds at 30 more IWs, an application with a long name, 17 QUIC connections."""
+    import sqlite3
+    db = analyse(binary, [os.path.join(PCAPS, "demo.pcap")], tmp)
+    con = sqlite3.connect(db)
+    con.row_factory = sqlite3.Row
+    run = dict(con.execute("SELECT * FROM runs").fetchone())
+    flow = dict(con.execute("SELECT * FROM flows WHERE s_iw_limit = 'cwnd' LIMIT 1").fetchone())
+    con.execute("DELETE FROM flows")
+    con.execute("DELETE FROM runs")
+    runs = []
+    for i in range(60):
+        r = dict(run, id=run["id"] + i, started_us=run["started_us"] + i,
+                 source="/srv/captures/probe-site-%02d/2024/05/%02d/uplink-mirror-port-eth%d.pcapng" % (i, i % 28 + 1, i))
+        con.execute("INSERT INTO runs (%s) VALUES (%s)" % (", ".join(r), ", ".join("?" * len(r))), list(r.values()))
+        runs.append(r["id"])
+    rows_ = []
+
+    def add(limit, segs, n, app="TLS", transport="tcp"):
+        for _ in range(n):
+            k = len(rows_)
+            rows_.append(dict(flow, run_id=runs[k % 60], flow_key=k + 1, s_iw_limit=limit, s_iw_segs=segs,
+                              s_iw_bytes=segs * 1448 - k % 7, rtt_us=1000 + 37 * k, app_proto=app,
+                              transport=transport, s_iw_class=("IW%d" if limit == "cwnd" else ">=IW%d") % segs))
+    add("app", 1, 900, app="HTTP")
+    add("nagle", 1, 20)
+    add("ambiguous", 1, 35)
+    add("ambiguous", 2, 120)
+    add("rwnd", 4, 6)
+    for segs in (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 20, 24, 32, 40, 48, 64):
+        add("cwnd", segs, 1, app="TLS.AVeryLongApplicationNameThatNDPIMightReport.ForItsSubprotocol")
+    for segs in range(65, 95):
+        add("app", segs, 1, app="TLS.AVeryLongApplicationNameThatNDPIMightReport.ForItsSubprotocol")
+    add("ambiguous", 3, 17, app="QUIC.Google", transport="quic")
+    add("loss", 10, 70)
+    for r in rows_:
+        con.execute("INSERT INTO flows (%s) VALUES (%s)" % (", ".join(r), ", ".join("?" * len(r))), list(r.values()))
+    con.commit()
+    con.close()
+    return db
+
+
+@test("plots-fit-real-data-shapes", ("release", "asan"))
+def t_ui_plot_fit(binary, tmp):
+    """On data shaped like real captures' (60 runs of long file names, 1113 lower bounds beside
+    22 exact IWs at 52 IWs, a long application name, QUIC rows), every text of every chart lies
+    inside its viewBox and none overlaps another, as Chromium lays them out: the subtitle wraps,
+    the legend fits, the IW labels are turned and thinned; the exact bars have their own axis
+    (each at least 20 px tall); the subtitle counts the files instead of naming the first;
+    QUIC rows are in no chart and said to be left out; `-o DIR//` prints paths without //."""
+    import xml.etree.ElementTree as ET
+    db = ui_real_shape(binary, tmp)
+    out = os.path.join(tmp, "plots")
+    _, listing, _ = run(["plot", db, "-o", out + "//"], binary, 0)
+    files = ["iw_histogram.svg", "ff_bytes_cdf.svg", "syn_window.svg", "rtt_vs_ff.svg"]
+    eq(listing.split(), [out + "/" + f for f in files], "the paths printed")
+    charts = {f: ET.parse(os.path.join(out, f)).getroot() for f in files}
+    hist = charts["iw_histogram.svg"]
+    bars = ui_all(hist, "rect", "bar")
+    exact = [b for b in bars if b.get("data-limit") == "cwnd"]
+    eq(len(exact), 22, "exact bars")
+    assert min(float(b.get("height")) for b in exact) >= 20, [b.get("height") for b in exact]
+    eq(sum(int(b.get("data-value")) for b in bars), 900 + 20 + 35 + 120 + 6 + 22 + 30, "TCP flows in the histogram")
+    assert not [b for b in bars if b.get("data-label") == "IW3" and b.get("data-limit") == "ambiguous"], \
+        "QUIC's first flights drawn as TCP's"
+    for name, root in charts.items():
+        sub = "".join(ui_all(root, "text", "subtitle")[0].itertext())
+        assert sub.startswith("60 files in 60 runs (probe "), (name, sub)
+        assert "17 QUIC" in sub, (name, sub)
+        eq(root.get("data-total"), str(len(rows(db))), name + " flows in the database")
+    cdf = {e.get("data-series"): int(e.get("data-flows")) for e in ui_all(charts["ff_bytes_cdf.svg"], "polyline", "cdf")}
+    eq(sorted(cdf.values()), [22 + 30, 35 + 120 + 20 + 6, 900], "CDF series (an application of 64 characters is one)")
+    labels = ui_all(hist, "text", "cat")
+    assert 10 <= len(labels) < 52, "IW labels: %d of 52 categories" % len(labels)
+    ui_check_fit(tmp, out, files)
+
+
+@test("plots-fit-shared-captures")
+def t_ui_plot_fit_shared(binary, tmp):
+    """Every file of ../shared/captures as one run (the files that cannot be read skipped):
+    every chart's texts inside its viewBox and apart, the subtitle a count of files."""
+    import glob
+    import xml.etree.ElementTree as ET
+    caps = sorted(p for p in glob.glob(os.path.join(ROOT, "..", "shared", "captures", "*", "*"))
+                  if not p.endswith((".tsv", ".md")))
+    if not caps:
+        raise Skip("../shared/captures absent")
+    db = os.path.join(tmp, "many.db")
+    args = ["-q", "-o", db]
+    for p in caps:
+        args += ["-r", p]
+    run(args, binary)
+    out = os.path.join(tmp, "plots")
+    run(["plot", db, "-o", out], binary, 0)
+    files = ["iw_histogram.svg", "ff_bytes_cdf.svg", "syn_window.svg", "rtt_vs_ff.svg"]
+    for f in files:
+        sub = "".join(ui_all(ET.parse(os.path.join(out, f)).getroot(), "text", "subtitle")[0].itertext())
+        assert " files in 1 run" in sub, sub
+    ui_check_fit(tmp, out, files)

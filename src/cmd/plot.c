@@ -46,14 +46,39 @@ struct series {
 /* What the database holds: the source and the flows by verdict, for the titles. */
 
 struct census {
-	char source[512];   /* the runs' sources, or the database */
-	long flows;         /* every flow */
+	char sources[1024];  /* the runs' sources joined by ", " (data-source; cut with "...") */
+	bool sources_cut;
+	char names[1024];    /* their files' (or interfaces') names without directories, a line each */
+	char source[1536];   /* what the subtitle says: the sources when they fit, else a count */
+	long runs, inputs;   /* runs, and the files or interfaces their sources list */
+	long live_inputs;    /* of those, interfaces */
+	bool inputs_cut;     /* a source was cut when stored: more inputs than it lists */
+	long probes;
+	char probe[64];      /* the probe, when there is one */
+	long flows;          /* every flow, TCP and QUIC */
+	long quic;           /* QUIC connections: no chart draws them */
 	long by_limit[NLIMITS];
-	long loss;          /* a hole or a retransmission inside the first flight */
-	long no_data;       /* the server sent nothing (none), or no verdict at all */
-	long measured;      /* flows with a verdict and a first-flight size */
+	long loss;           /* a hole or a retransmission inside the first flight */
+	long no_data;        /* the server sent nothing (none), or no verdict at all */
+	long measured;       /* flows with a verdict and a first-flight size */
 };
 
+/* Appends s to buf (len bytes) after sep when buf is not empty; false when it did not fit. */
+static bool append(char *buf, size_t len, const char *sep, const char *s)
+{
+	size_t l = strlen(buf);
+	if (l + strlen(sep) + strlen(s) + 1 > len)
+		return false;
+	snprintf(buf + l, len - l, "%s%s", l ? sep : "", s);
+	return true;
+}
+
+/* The capture command stores at most this many bytes of a run's source (cmd/analyse.c), cut
+ * anywhere (issue 31, item 6): a source that long may list fewer files than the run read. */
+#define OLD_SOURCE_MAX 4095
+
+/* One source per row (files space separated, as runs.source holds them), with its runs and
+ * whether it was live. */
 static int census_source(void *arg, int ncols, const char *const *names, const char *const *v,
                          const enum db_type *types)
 {
@@ -62,11 +87,44 @@ static int census_source(void *arg, int ncols, const char *const *names, const c
 		return 0; /* the column names */
 	(void)names;
 	struct census *c = arg;
-	if (ncols < 1 || !v[0])
+	if (ncols < 4 || !v[0])
 		return 0;
-	size_t len = strlen(c->source);
-	if (len + 3 < sizeof(c->source))
-		snprintf(c->source + len, sizeof(c->source) - len, "%s%s", len ? ", " : "", v[0]);
+	c->runs += v[2] ? atol(v[2]) : 1;
+	if (!c->sources_cut && !append(c->sources, sizeof(c->sources) - 4, ", ", v[0])) {
+		c->sources_cut = true;
+		append(c->sources, sizeof(c->sources), "", "...");
+	}
+	bool live = v[3] && atol(v[3]) > 0;
+	if (strlen(v[0]) >= OLD_SOURCE_MAX)
+		c->inputs_cut = true;
+	for (const char *p = v[0]; *p;) {
+		size_t n = strcspn(p, " ");
+		if (n) {
+			c->inputs++;
+			c->live_inputs += live;
+			const char *slash = p + n;
+			while (slash > p && slash[-1] != '/')
+				slash--;
+			char base[256];
+			snprintf(base, sizeof(base), "%.*s", (int)(p + n - slash), slash);
+			append(c->names, sizeof(c->names), "\n", base);
+		}
+		p += n;
+		while (*p == ' ')
+			p++;
+	}
+	return 0;
+}
+
+static int census_probes(void *arg, int ncols, const char *const *names, const char *const *v,
+                         const enum db_type *types)
+{
+	(void)types, (void)names;
+	struct census *c = arg;
+	if (v && ncols >= 2 && v[0]) {
+		c->probes = atol(v[0]);
+		snprintf(c->probe, sizeof(c->probe), "%s", v[1] ? v[1] : "");
+	}
 	return 0;
 }
 
@@ -78,18 +136,22 @@ static int census_limit(void *arg, int ncols, const char *const *names, const ch
 		return 0; /* the column names */
 	(void)names;
 	struct census *c = arg;
-	if (ncols < 3 || !v[1])
+	if (ncols < 4 || !v[2])
 		return 0;
-	long n = atol(v[1]), sized = v[2] ? atol(v[2]) : 0;
+	long n = atol(v[2]), sized = v[3] ? atol(v[3]) : 0;
 	c->flows += n;
+	if (v[0] && strcmp(v[0], "tcp")) {
+		c->quic += n;
+		return 0;
+	}
 	int i = 0;
-	while (v[0] && i < NLIMITS && strcmp(v[0], limits[i]))
+	while (v[1] && i < NLIMITS && strcmp(v[1], limits[i]))
 		i++;
-	if (v[0] && i < NLIMITS) {
+	if (v[1] && i < NLIMITS) {
 		c->by_limit[i] += sized;
 		c->measured += sized;
 		c->no_data += n - sized;
-	} else if (v[0] && !strcmp(v[0], "loss")) {
+	} else if (v[1] && !strcmp(v[1], "loss")) {
 		c->loss += n;
 	} else {
 		c->no_data += n;
@@ -97,27 +159,78 @@ static int census_limit(void *arg, int ncols, const char *const *names, const ch
 	return 0;
 }
 
+static size_t count_lines(const char *s)
+{
+	size_t n = *s ? 1 : 0;
+	for (; *s; s++)
+		n += *s == '\n';
+	return n;
+}
+
+/* What the subtitle says of the source: the runs' sources as they are when they fit a line,
+ * else how many files in how many runs (of which probe), then the first names that fit:
+ * "610 files in 1 run (probe vm): a.pcap, b.pcap, ...". */
+static void census_describe(struct census *c, const char *target)
+{
+	double room = SVG_W - SVG_TX - 8;
+	if (!c->runs) { /* no runs: the file, never a URI (it may hold a password) */
+		snprintf(c->source, sizeof(c->source), "%s", strstr(target, "://") ? "no runs recorded" : target);
+		snprintf(c->sources, sizeof(c->sources), "%.1000s", c->source);
+		return;
+	}
+	if (!c->sources_cut && svg_text_width(c->sources, SVG_FONT) <= room) {
+		snprintf(c->source, sizeof(c->source), "%s", c->sources);
+		return;
+	}
+	const char *what = !c->live_inputs ? "file" : c->live_inputs == c->inputs ? "interface" : "input";
+	char probe[128] = "";
+	if (c->probes > 1)
+		snprintf(probe, sizeof(probe), " from %ld probes", c->probes);
+	else if (c->probe[0])
+		snprintf(probe, sizeof(probe), " (probe %.60s)", c->probe);
+	char head[256];
+	snprintf(head, sizeof(head), "%s%ld %s%s in %ld run%s%s: ", c->inputs_cut ? "at least " : "", c->inputs, what,
+	         svg_plural(c->inputs), c->runs, svg_plural(c->runs), probe);
+	/* the names that fit with ", ..." after them, cut between names */
+	double left = room - svg_text_width(head, SVG_FONT) - svg_text_width(", \xe2\x80\xa6", SVG_FONT);
+	char names[sizeof(c->names)] = "";
+	const char *p = c->names;
+	while (*p) {
+		size_t n = strcspn(p, "\n");
+		char name[256], tryit[sizeof(names)];
+		snprintf(name, sizeof(name), "%.*s", (int)n, p);
+		snprintf(tryit, sizeof(tryit), "%s", names);
+		if (!append(tryit, sizeof(tryit), ", ", name) || svg_text_width(tryit, SVG_FONT) > left)
+			break;
+		snprintf(names, sizeof(names), "%s", tryit);
+		p += n;
+		while (*p == '\n')
+			p++;
+	}
+	bool all = !*p && (size_t)c->inputs == count_lines(c->names);
+	snprintf(c->source, sizeof(c->source), "%s%s%s", head, names, all ? "" : names[0] ? ", \xe2\x80\xa6" : "\xe2\x80\xa6");
+}
+
 static int census_read(dbread *db, const char *target, struct census *c)
 {
 	memset(c, 0, sizeof(*c));
-	if (dbread_query(db, "SELECT source, min(started_us) FROM runs GROUP BY source ORDER BY 2, 1",
+	if (dbread_query(db, "SELECT source, min(started_us), count(*), "
+	                     "max(CASE WHEN pcap_received IS NULL THEN 0 ELSE 1 END) FROM runs GROUP BY source ORDER BY 2, 1",
 	                 census_source, c) != 0 ||
-	    dbread_query(db, "SELECT s_iw_limit, count(*), sum(CASE WHEN s_iw_segs > 0 THEN 1 ELSE 0 END) "
-	                     "FROM flows GROUP BY s_iw_limit", census_limit, c) != 0) {
+	    dbread_query(db, "SELECT count(DISTINCT probe), min(probe) FROM runs", census_probes, c) != 0 ||
+	    dbread_query(db, "SELECT coalesce(transport, 'tcp'), s_iw_limit, count(*), "
+	                     "sum(CASE WHEN s_iw_segs > 0 THEN 1 ELSE 0 END) FROM flows GROUP BY 1, 2",
+	                 census_limit, c) != 0) {
 		fprintf(stderr, "iwscope: %s\n", dbread_error(db));
 		return -1;
 	}
-	if (!c->source[0]) /* no runs: the file, never a URI (it may hold a password) */
-		snprintf(c->source, sizeof(c->source), "%s", strstr(target, "://") ? "no runs recorded" : target);
-	if (strlen(c->source) > 100) { /* a long list of files: its start, cut between characters */
-		size_t cut = 96;
-		while (cut > 0 && ((unsigned char)c->source[cut] & 0xc0) == 0x80)
-			cut--;
-		snprintf(c->source + cut, sizeof(c->source) - cut, "...");
-	}
+	census_describe(c, target);
 	return 0;
 }
 
+/* QUIC connections are in no chart: their first flights are datagrams, lower bounds only
+ * (`iwscope report --by transport` shows them). */
+#define QUIC_LEFT_OUT "QUIC (TCP only here)"
 
 /* Appends "; left out: 2 loss, 1 without RTT"-style parts (those above 0) to buf. */
 static void left_out(char *buf, size_t len, const char *const *what, const long *n, int k)
@@ -186,68 +299,110 @@ static int hist_row(void *arg, int ncols, const char *const *names, const char *
 	return 0;
 }
 
+/* The histogram's two panels, one above the other, each with its own count axis: exact IWs
+ * above, lower bounds under them, so that a few exact flows stay visible beside hundreds of
+ * lower bounds. COUNT_ROOM pixels above each panel's top tick hold the bars' counts. */
+#define COUNT_ROOM 14
+#define PANEL_GAP 10
+#define PANEL_H ((SVG_PH - PANEL_GAP) / 2)
+#define EXACT_BOTTOM (SVG_MT + PANEL_H)
+#define LOWER_TOP (EXACT_BOTTOM + PANEL_GAP)
+
+/* A bar's count above it, when the slot has room for it. */
+static void bar_count(FILE *f, double x, double top, double slot, long v)
+{
+	char n[32];
+	snprintf(n, sizeof(n), "%ld", v);
+	if (svg_text_width(n, 10) <= slot - 2)
+		fprintf(f, "<text class=\"count\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"10\" "
+		           "fill=\"#444\">%s</text>\n", x, top - 3, n);
+}
+
 static int hist_chart(dbread *db, const char *dir, const struct census *c)
 {
 	static struct hist h;
 	memset(&h, 0, sizeof(h));
 	if (dbread_query(db, "SELECT s_iw_limit, s_iw_segs, count(*) FROM flows WHERE s_iw_limit IN " LIMITS_SQL
-	                     " AND s_iw_segs > 0 GROUP BY s_iw_limit, s_iw_segs ORDER BY s_iw_segs, s_iw_limit",
+	                     " AND s_iw_segs > 0 AND coalesce(transport, 'tcp') = 'tcp' "
+	                     "GROUP BY s_iw_limit, s_iw_segs ORDER BY s_iw_segs, s_iw_limit",
 	                 hist_row, &h) != 0)
 		return query_failed(db);
-	long exact = 0, lower = 0, max = 0;
+	long exact = 0, lower = 0, max_exact = 0, max_lower = 0;
 	for (int k = 0; k < h.ncat; k++) {
 		long lb = 0;
 		for (int l = 1; l < NLIMITS; l++)
 			lb += h.count[k][l];
 		exact += h.count[k][0];
 		lower += lb;
-		if (h.count[k][0] > max)
-			max = h.count[k][0];
-		if (lb > max)
-			max = lb;
+		if (h.count[k][0] > max_exact)
+			max_exact = h.count[k][0];
+		if (lb > max_lower)
+			max_lower = lb;
 	}
-	char sub[256];
+	char sub[512];
 	snprintf(sub, sizeof(sub), "%ld exact (cwnd), %ld lower bound%s", exact, lower, svg_plural(lower));
-	const char *what[] = { "loss (no verdict)", "without a server first flight", "in IWs past the 64 shown" };
-	long n[] = { c->loss, c->no_data, h.dropped };
-	left_out(sub, sizeof(sub), what, n, 3);
-	FILE *f = svg_open(dir, "iw_histogram.svg", c->source, exact + lower, c->flows, "Server initial windows", sub);
+	const char *what[] = { "loss (no verdict)", "without a server first flight", "in IWs past the 64 shown",
+		               QUIC_LEFT_OUT };
+	long n[] = { c->loss, c->no_data, h.dropped, c->quic };
+	left_out(sub, sizeof(sub), what, n, 4);
+	FILE *f = svg_open(dir, "iw_histogram.svg", c->sources, c->source, exact + lower, c->flows,
+	                   "Server initial windows", sub);
 	if (!f)
 		return -1;
-	struct svg_axis y;
-	svg_axis_linear(&y, (double)max, true);
-	svg_axis_draw(f, &y, 'y', "flows", false);
-	svg_axis_category(f, "first-flight segments (IW)");
-	if (!h.ncat)
-		svg_no_data(f);
-	double slot = h.ncat ? (double)SVG_PW / h.ncat : 0, bw = slot * 0.4;
+	struct svg_axis ye, yl;
+	svg_axis_linear_steps(&ye, (double)max_exact, true, 4);
+	svg_axis_span(&ye, EXACT_BOTTOM, SVG_MT + COUNT_ROOM, "exact");
+	svg_axis_linear_steps(&yl, (double)max_lower, true, 4);
+	svg_axis_span(&yl, SVG_H - SVG_MB, LOWER_TOP + COUNT_ROOM, "lower");
+	svg_axis_draw(f, &ye, 'y', "exact IW: flows", false);
+	svg_axis_draw(f, &yl, 'y', "lower bound: flows", false);
+	fprintf(f, "<line class=\"baseline\" x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#757575\"/>\n", SVG_ML,
+	        EXACT_BOTTOM, SVG_W - SVG_MR, EXACT_BOTTOM);
+	static char cats[MAXCAT][32];
+	const char *names[MAXCAT];
+	for (int k = 0; k < h.ncat; k++) {
+		snprintf(cats[k], sizeof(cats[k]), "IW%ld", h.segs[k]);
+		names[k] = cats[k];
+	}
+	svg_axis_category(f, "server first-flight segments (IW; a lower bound: at least that)", names, h.ncat);
+	if (!exact)
+		svg_note_at(f, (SVG_MT + EXACT_BOTTOM) / 2.0, h.ncat ? "no flight seen to end at its congestion window"
+		                                                      : "no data");
+	if (!lower)
+		svg_note_at(f, (LOWER_TOP + SVG_H - SVG_MB) / 2.0, h.ncat ? "no lower bounds" : "no data");
+	double slot = h.ncat ? (double)SVG_PW / h.ncat : 0, bw = slot * 0.6 < 48 ? slot * 0.6 : 48;
 	bool used[NLIMITS] = { false };
 	for (int k = 0; k < h.ncat; k++) {
-		char cat[32];
-		snprintf(cat, sizeof(cat), "IW%ld", h.segs[k]);
-		fprintf(f, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%s</text>\n", SVG_ML + slot * (k + 0.5),
-		        SVG_H - SVG_MB + 16, cat);
-		double base = 0;
+		double mid = SVG_ML + slot * (k + 0.5), x = mid - bw / 2, base = 0;
 		for (int l = 0; l < NLIMITS; l++) {
 			long v = h.count[k][l];
 			if (v <= 0)
 				continue;
 			used[l] = true;
-			double x = SVG_ML + slot * k + slot * 0.1 + (l ? bw : 0), top = svg_py(&y, base + (double)v);
+			const struct svg_axis *y = l ? &yl : &ye;
+			double top = svg_py(y, base + (double)v);
 			fprintf(f, "<rect class=\"bar\" data-series=\"%s\" data-label=\"%s\" data-value=\"%ld\" data-limit=\"%s\" "
-			           "x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\"><title>%s %s: %ld</title></rect>\n",
-			        l ? "lower bound" : "exact (cwnd)", cat, v, limits[l], x, top, bw, svg_py(&y, base) - top,
-			        svg_colour(limits[l]), l ? ">=" : "", cat, v);
+			           "x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\"><title>%s%s %s: %ld</title></rect>\n",
+			        l ? "lower bound" : "exact (cwnd)", cats[k], v, limits[l], x, top, bw, svg_py(y, base) - top,
+			        svg_colour(limits[l]), l ? ">=" : "", cats[k], limits[l], v);
 			if (l)
 				base += (double)v;
+			else
+				bar_count(f, mid, top, slot, v);
 		}
+		if (base > 0)
+			bar_count(f, mid, svg_py(&yl, base), slot, (long)base);
 	}
-	int i = 0;
-	for (int l = 0; l < NLIMITS; l++)
+	if (used[0])
+		svg_legend(f, 0, "exact (cwnd)", svg_colour(limits[0]), NULL);
+	int row = (LOWER_TOP - SVG_MT) / 20 + 1; /* the lower bounds' legend beside their panel */
+	bool heading = false;
+	for (int l = 1; l < NLIMITS; l++)
 		if (used[l]) {
-			char lab[64];
-			snprintf(lab, sizeof(lab), l ? "lower bound: %s" : "exact (%s)", limits[l]);
-			svg_legend(f, i++, lab, svg_colour(limits[l]), NULL);
+			if (!heading)
+				svg_legend_heading(f, row++, "lower bound, stopped by:");
+			heading = true;
+			svg_legend(f, row++, limits[l], svg_colour(limits[l]), NULL);
 		}
 	return svg_close(f);
 }
@@ -272,8 +427,8 @@ static int collect_row(void *arg, int ncols, const char *const *names, const cha
 		return 0;
 	const char *label = v[0] ? v[0] : "Unknown";
 	int i;
-	for (i = 0; i < c->n; i++)
-		if (!strcmp(c->s[i].label, label))
+	for (i = 0; i < c->n; i++) /* a label as long as the kept one: the same series */
+		if (!strncmp(c->s[i].label, label, sizeof(c->s[i].label) - 1))
 			break;
 	if (i == c->n) {
 		if (c->n == c->nmax) {
@@ -308,9 +463,10 @@ static int cdf_chart(dbread *db, const char *dir, const struct census *c)
 	/* the applications by flows, most first: the rows come in that order */
 	const char *sql = "SELECT coalesce(f.app_proto, 'Unknown'), f.s_iw_bytes, 0 FROM flows f JOIN "
 	                  "(SELECT coalesce(app_proto, 'Unknown') AS app, count(*) AS n FROM flows "
-	                  "WHERE s_iw_limit IN " LIMITS_SQL " AND s_iw_segs > 0 GROUP BY 1) a "
-	                  "ON a.app = coalesce(f.app_proto, 'Unknown') "
-	                  "WHERE f.s_iw_limit IN " LIMITS_SQL " AND f.s_iw_segs > 0 ORDER BY a.n DESC, a.app";
+	                  "WHERE s_iw_limit IN " LIMITS_SQL " AND s_iw_segs > 0 AND coalesce(transport, 'tcp') = 'tcp' "
+	                  "GROUP BY 1) a ON a.app = coalesce(f.app_proto, 'Unknown') "
+	                  "WHERE f.s_iw_limit IN " LIMITS_SQL " AND f.s_iw_segs > 0 AND coalesce(f.transport, 'tcp') = 'tcp' "
+	                  "ORDER BY a.n DESC, a.app";
 	if (dbread_query(db, sql, collect_row, &k) != 0)
 		return query_failed(db);
 	double lo = 0, hi = 0;
@@ -324,11 +480,12 @@ static int cdf_chart(dbread *db, const char *dir, const struct census *c)
 		shown += s[i].total;
 		kept += s[i].n;
 	}
-	char sub[256] = "";
-	const char *what[] = { "loss (no verdict)", "without a server first flight", "in other applications" };
-	long n[] = { c->loss, c->no_data, k.dropped };
-	left_out(sub, sizeof(sub), what, n, 3);
-	FILE *f = svg_open(dir, "ff_bytes_cdf.svg", c->source, shown, c->flows,
+	char sub[512] = "";
+	const char *what[] = { "loss (no verdict)", "without a server first flight", "in other applications",
+		               QUIC_LEFT_OUT };
+	long n[] = { c->loss, c->no_data, k.dropped, c->quic };
+	left_out(sub, sizeof(sub), what, n, 4);
+	FILE *f = svg_open(dir, "ff_bytes_cdf.svg", c->sources, c->source, shown, c->flows,
 	                   "Server first-flight bytes by application (CDF)", sub);
 	if (!f)
 		return -1;
@@ -354,8 +511,10 @@ static int cdf_chart(dbread *db, const char *dir, const struct census *c)
 			fprintf(f, " %.1f,%.1f", cx, cy);
 		}
 		fputs("\"/>\n", f);
-		char lab[96];
-		snprintf(lab, sizeof(lab), "%.60s (%ld)", s[i].label, s[i].total);
+		char count[32], name[96], lab[160];
+		snprintf(count, sizeof(count), " (%ld)", s[i].total);
+		svg_fit(name, sizeof(name), s[i].label, SVG_FONT, SVG_LEGEND_W - svg_text_width(count, SVG_FONT));
+		snprintf(lab, sizeof(lab), "%s%s", name, count);
 		svg_legend(f, i, lab, grey, dash);
 	}
 	return svg_close(f);
@@ -415,23 +574,28 @@ static int syn_chart(dbread *db, const char *dir, const struct census *c)
 		for (int k = 0; k < b.s[i].n; k++)
 			if (b.s[i].y[k] > max)
 				max = b.s[i].y[k];
-	char sub[256];
+	char sub[512];
 	snprintf(sub, sizeof(sub), "%ld client SYN%s, %ld server SYN%s (SYN-ACK) seen", b.s[0].total,
 	         svg_plural(b.s[0].total), b.s[1].total, svg_plural(b.s[1].total));
-	FILE *f = svg_open(dir, "syn_window.svg", c->source, c->flows, c->flows, "SYN window classes", sub);
+	const char *what[] = { QUIC_LEFT_OUT };
+	long n[] = { c->quic };
+	left_out(sub, sizeof(sub), what, n, 1);
+	FILE *f = svg_open(dir, "syn_window.svg", c->sources, c->source, c->flows - c->quic, c->flows,
+	                   "SYN window classes", sub);
 	if (!f)
 		return -1;
 	struct svg_axis y;
 	svg_axis_linear(&y, max, true);
+	svg_axis_span(&y, SVG_H - SVG_MB, SVG_MT + COUNT_ROOM, NULL); /* room for the counts above the bars */
 	svg_axis_draw(f, &y, 'y', "flows", false);
-	svg_axis_category(f, "receiver class (SYN window)");
+	const char *names[MAXCAT];
+	for (int k = 0; k < b.ncat; k++)
+		names[k] = b.cats[k];
+	svg_axis_category(f, "receiver class (SYN window)", names, b.ncat);
 	if (!b.ncat)
 		svg_no_data(f);
-	double slot = b.ncat ? (double)SVG_PW / b.ncat : 0, bw = slot * 0.4;
+	double slot = b.ncat ? (double)SVG_PW / b.ncat : 0, bw = slot * 0.4 < 40 ? slot * 0.4 : 40;
 	for (int k = 0; k < b.ncat; k++) {
-		fprintf(f, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">", SVG_ML + slot * (k + 0.5), SVG_H - SVG_MB + 16);
-		svg_text(f, b.cats[k]);
-		fputs("</text>\n", f);
 		for (int i = 0; i < 2; i++)
 			for (int j = 0; j < b.s[i].n; j++) {
 				if ((int)b.s[i].x[j] != k || b.s[i].y[j] <= 0)
@@ -440,10 +604,11 @@ static int syn_chart(dbread *db, const char *dir, const struct census *c)
 				fprintf(f, "<rect class=\"bar\" data-series=\"%s\" data-label=\"", b.s[i].label);
 				svg_text(f, b.cats[k]);
 				fprintf(f, "\" data-value=\"%.0f\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\"><title>%s ",
-				        b.s[i].y[j], SVG_ML + slot * k + slot * 0.1 + bw * i, top, bw, SVG_H - SVG_MB - top,
+				        b.s[i].y[j], SVG_ML + slot * (k + 0.5) - bw + bw * i, top, bw, SVG_H - SVG_MB - top,
 				        svg_colour(b.s[i].label), b.s[i].label);
 				svg_text(f, b.cats[k]);
 				fprintf(f, ": %.0f</title></rect>\n", b.s[i].y[j]);
+				bar_count(f, SVG_ML + slot * (k + 0.5) - bw / 2 + bw * i, top, bw + 2, (long)b.s[i].y[j]);
 			}
 	}
 	for (int i = 0; i < 2; i++)
@@ -460,7 +625,7 @@ static int scatter_chart(dbread *db, const char *dir, const struct census *c)
 	struct collect k = { s, 0, NLIMITS, 0 };
 	long no_rtt = 0;
 	if (dbread_query(db, "SELECT s_iw_limit, rtt_us / 1000.0, s_iw_bytes FROM flows WHERE s_iw_limit IN " LIMITS_SQL
-	                     " AND s_iw_segs > 0 AND rtt_us > 0 ORDER BY CASE s_iw_limit WHEN 'cwnd' THEN 1 "
+	                     " AND s_iw_segs > 0 AND rtt_us > 0 AND coalesce(transport, 'tcp') = 'tcp' ORDER BY CASE s_iw_limit WHEN 'cwnd' THEN 1 "
 	                     "WHEN 'app' THEN 2 WHEN 'rwnd' THEN 3 WHEN 'nagle' THEN 4 ELSE 5 END, rtt_us, s_iw_bytes",
 	                 collect_row, &k) != 0)
 		return query_failed(db);
@@ -480,15 +645,16 @@ static int scatter_chart(dbread *db, const char *dir, const struct census *c)
 		shown += s[i].total;
 	}
 	no_rtt = c->measured - shown;
-	char sub[256] = "";
-	const char *what[] = { "loss (no verdict)", "without a server first flight", "without a handshake RTT" };
-	long n[] = { c->loss, c->no_data, no_rtt };
-	left_out(sub, sizeof(sub), what, n, 3);
+	char sub[512] = "";
+	const char *what[] = { "loss (no verdict)", "without a server first flight", "without a handshake RTT",
+		               QUIC_LEFT_OUT };
+	long n[] = { c->loss, c->no_data, no_rtt, c->quic };
+	left_out(sub, sizeof(sub), what, n, 4);
 	if (shown > kept) {
 		size_t l = strlen(sub);
 		snprintf(sub + l, sizeof(sub) - l, "%s%ld points drawn", l ? "; " : "", kept);
 	}
-	FILE *f = svg_open(dir, "rtt_vs_ff.svg", c->source, shown, c->flows, "Handshake RTT vs server first-flight size", sub);
+	FILE *f = svg_open(dir, "rtt_vs_ff.svg", c->sources, c->source, shown, c->flows, "Handshake RTT vs server first-flight size", sub);
 	if (!f)
 		return -1;
 	struct svg_axis x, y;
@@ -498,17 +664,33 @@ static int scatter_chart(dbread *db, const char *dir, const struct census *c)
 	svg_axis_draw(f, &y, 'y', "first-flight bytes", false);
 	if (!k.n)
 		svg_no_data(f);
-	for (int i = 0; i < k.n; i++) {
+	for (int i = k.n - 1; i >= 0; i--) { /* the exact (cwnd) points last: on top */
 		const char *col = svg_colour(s[i].label);
 		for (int j = 0; j < s[i].n; j++)
 			fprintf(f, "<circle class=\"point\" data-series=\"%s\" data-rtt-ms=\"%.3f\" data-bytes=\"%.0f\" "
 			           "cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"%s\" fill-opacity=\"0.7\"/>\n",
 			        s[i].label, s[i].x[j], s[i].y[j], svg_px(&x, s[i].x[j]), svg_py(&y, s[i].y[j]), col);
+	}
+	for (int i = 0; i < k.n; i++) {
 		char lab[96];
 		snprintf(lab, sizeof(lab), "%s (%ld)", s[i].label, s[i].total);
-		svg_legend(f, i, lab, col, NULL);
+		svg_legend(f, i, lab, svg_colour(s[i].label), NULL);
 	}
 	return svg_close(f);
+}
+
+/* dir with each run of slashes as one and none at its end ("plots//" is "plots", "/" stays),
+ * in out (len bytes): the paths printed and written have no "//". */
+static const char *clean_dir(char *out, size_t len, const char *dir)
+{
+	size_t n = 0;
+	for (const char *p = dir; *p && n + 1 < len; p++)
+		if (*p != '/' || !n || out[n - 1] != '/')
+			out[n++] = *p;
+	while (n > 1 && out[n - 1] == '/')
+		n--;
+	out[n] = '\0';
+	return out;
 }
 
 static void usage(FILE *out)
@@ -535,10 +717,12 @@ int plot_main(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 	}
-	if (!dir || optind != argc - 1) {
+	if (!dir || optind != argc - 1 || !*dir) {
 		usage(stderr);
 		return EXIT_USAGE;
 	}
+	static char clean[4096];
+	dir = clean_dir(clean, sizeof(clean), dir);
 	if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
 		fprintf(stderr, "iwscope: %s: %s\n", dir, strerror(errno));
 		return EXIT_RUNTIME;
@@ -562,6 +746,11 @@ int plot_main(int argc, char **argv)
 		fprintf(stderr, "iwscope: could not write every chart in %s\n", dir);
 		return EXIT_RUNTIME;
 	}
-	printf("%s/iw_histogram.svg\n%s/ff_bytes_cdf.svg\n%s/syn_window.svg\n%s/rtt_vs_ff.svg\n", dir, dir, dir, dir);
+	static const char *const files[] = { "iw_histogram.svg", "ff_bytes_cdf.svg", "syn_window.svg", "rtt_vs_ff.svg" };
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		char path[4200];
+		svg_path(path, sizeof(path), dir, files[i]);
+		puts(path);
+	}
 	return 0;
 }
