@@ -87,26 +87,26 @@ struct first_flight {
 	                             * pause (a lower bound at any vantage point); saturates */
 	uint16_t f2_last_64us;      /* its last packet, in 64 us after next_us (4.2 s at most) */
 	uint32_t f2_last_tsval;     /* its last packet's TSval (valid with f2_last_ts) */
-	uint8_t state;              /* enum ff_state */
-	uint8_t rule;               /* enum ff_rule */
-	uint8_t end;                /* enum ff_end, once closed */
-	bool a1_seen;
-	bool a1_before_next;        /* A1 was seen before the next new data */
-	bool next_pause;            /* the next new data came after a pause (rule 3) */
-	bool next_timer;            /* ... and echoed the flight's TSecr: a timer send */
-	bool last_ts;               /* last_tsecr valid */
-	bool r_ts_before;           /* r_tsval_before valid */
-	bool rwnd_from_syn;         /* rwnd_field came from the receiver's SYN: never scaled */
-	bool rwnd_known;
-	bool loss;                  /* hole or retransmission inside flight 1 */
-	bool r_data_before_next;    /* receiver sent new data or a FIN before the next data */
-	bool f2_done;               /* f2_segs is final */
-	bool f2_last_ts;
-	bool one_dir;               /* the receiver had sent nothing when the flight began */
-	bool next_unsure;           /* the end was located by a pause that a late tail, not the
+	uint8_t state : 2;          /* enum ff_state */
+	uint8_t rule : 2;           /* enum ff_rule */
+	uint8_t end : 2;            /* enum ff_end, once closed */
+	bool a1_seen : 1;
+	bool a1_before_next : 1;        /* A1 was seen before the next new data */
+	bool next_pause : 1;            /* the next new data came after a pause (rule 3) */
+	bool next_timer : 1;            /* ... and echoed the flight's TSecr: a timer send */
+	bool last_ts : 1;               /* last_tsecr valid */
+	bool r_ts_before : 1;           /* r_tsval_before valid */
+	bool rwnd_from_syn : 1;         /* rwnd_field came from the receiver's SYN: never scaled */
+	bool rwnd_known : 1;
+	bool loss : 1;                  /* hole or retransmission inside flight 1 */
+	bool r_data_before_next : 1;    /* receiver sent new data or a FIN before the next data */
+	bool f2_done : 1;               /* f2_segs is final */
+	bool f2_last_ts : 1;
+	bool one_dir : 1;               /* the receiver had sent nothing when the flight began */
+	bool next_unsure : 1;           /* the end was located by a pause that a late tail, not the
 	                             * sender, may have made: no exact verdict */
-	bool acked_unseen;          /* the receiver acknowledged flight bytes never captured */
-	bool timer_gap;             /* one direction: a silence inside the flight that S's clock
+	bool acked_unseen : 1;          /* the receiver acknowledged flight bytes never captured */
+	bool timer_gap : 1;             /* one direction: a silence inside the flight that S's clock
 	                             * does not show as a hold on the way (a timer may have sent
 	                             * what followed it) */
 };
@@ -114,12 +114,13 @@ struct first_flight {
 /* One endpoint of a flow and everything it sent (its address and port are in struct flow,
  * next to the hash chain, so a lookup reads one cache line of the flow). */
 struct side {
-	bool isn_known;
-	bool fin, rst;
-	bool ts_seen;          /* last_tsval valid */
-	bool win_known;
-	bool win_is_syn;       /* last_win came from its SYN */
-	bool ack_seen;         /* it sent a segment with ACK: ack_max valid */
+	bool isn_known : 1;
+	bool fin : 1; bool rst : 1;
+	bool ts_seen : 1;          /* last_tsval valid */
+	bool win_known : 1;
+	bool win_is_syn : 1;       /* last_win came from its SYN */
+	bool ack_seen : 1;         /* it sent a segment with ACK: ack_max valid */
+	uint16_t last_win;
 	uint32_t isn;
 	uint32_t snd_max;      /* highest absolute sequence end it sent (valid with isn_known) */
 	uint32_t ack_max;      /* highest ACK it sent, absolute, in the peer's sequence space */
@@ -128,7 +129,6 @@ struct side {
 	 * of older holes, all below it (unseen) */
 	uint32_t hole_lo, hole_hi, hole_mark, unseen;
 	uint32_t last_tsval;
-	uint16_t last_win;
 	uint64_t pkts, bytes;  /* packets and payload bytes it sent */
 	struct syn_info syn;
 	struct first_flight ff;
@@ -149,13 +149,17 @@ enum end_reason { END_NONE = 0, END_FIN, END_RST, END_IDLE, END_EVICTED, END_REU
 struct dpi_flow; /* nDPI's state, owned by dpi.c, NULL once decided */
 struct quic_conn; /* quicflow.c */
 
-/* What nDPI made of a flow so far (dpi.c fills it; the flow or the DPI stage holds it). */
+/* What nDPI made of a flow so far (dpi.c fills it; the flow or the DPI stage holds it): 16
+ * bytes, one of them per open flow. nDPI's state and the name it found are never held at once
+ * (the name is copied out as nDPI's state is freed), so they share a pointer. */
 struct dpi_state {
-	struct dpi_flow *nf;            /* nDPI's flow state while it decides, else NULL */
-	char *server_name;              /* malloc'd once, or NULL */
-	uint16_t pkts;                  /* payload packets inspected */
+	union {
+		struct dpi_flow *nf;    /* method == DPI_NONE: nDPI's flow state while it decides, or NULL */
+		char *server_name;      /* once decided: malloc'd, or NULL */
+	} u;
 	uint16_t app_master, app_proto; /* nDPI protocol ids */
-	uint16_t app_category;
+	uint16_t pkts;                  /* payload packets inspected */
+	uint8_t app_category;           /* ndpi_protocol_category_t: all below 256 */
 	uint8_t method;                 /* enum dpi_method */
 };
 
@@ -166,13 +170,13 @@ struct flow {
 	uint16_t c_port, s_port;   /* client's and server's */
 	uint8_t ip_ver;
 	uint8_t transport;         /* 6 TCP, 17 UDP (a QUIC connection: quic below) */
-	uint8_t list;              /* which expiry list holds it */
+	uint8_t list : 2;          /* which expiry list holds it */
+	uint8_t end_reason : 3;    /* enum end_reason */
+	bool simultaneous : 1;
+	bool roles_guessed : 1;    /* client/server chosen by ports: no SYN seen */
+	bool in_use : 1;
 	struct ip_addr c_addr, s_addr;
 	uint32_t lprev, lnext;     /* expiry list links: index + 1 */
-	uint8_t end_reason;        /* enum end_reason */
-	bool simultaneous;
-	bool roles_guessed;        /* client/server chosen by ports: no SYN seen */
-	bool in_use;
 	uint64_t first_us, last_us;
 	uint64_t syn_us, synack_us, ack_us;
 	struct side c, s;          /* client (sent the SYN) and server */
@@ -181,8 +185,8 @@ struct flow {
 	struct quic_conn *quic;    /* a QUIC connection's own state (quicflow.c), else NULL */
 	uint64_t key;              /* serial number within the run: the row's flow_key */
 	uint16_t dpi_sent;         /* payload packets handed to the DPI stage */
-	bool written;              /* its row was written early (verdicts final before its end) */
-	bool dpi_here;             /* with a stage: nDPI runs on the reading thread (set by
+	bool written : 1;              /* its row was written early (verdicts final before its end) */
+	bool dpi_here : 1;             /* with a stage: nDPI runs on the reading thread (set by
 	                            * stage_begin_flow, read only in stage.c) */
 };
 

@@ -6,7 +6,17 @@
  * client address rewritten to a fresh one (10.0.0.0 + k + 1) and the server to one of 4096
  * (172.16.0.0 + k % 4096), so clones never share a 5-tuple and thousands are open at once. The
  * clones are merged in time order with a heap. SNAPLEN (default 262144) cuts every record, for
- * the headers-only variant. IP checksums are recomputed; TCP checksums are left as they were. */
+ * the headers-only variant. IP checksums are recomputed; TCP checksums are left as they were.
+ *
+ *   benchgen OUT.pcap --open N [SPACING_US]
+ *
+ * N connections all open at once (issue 29): one starts every SPACING_US (default 2); each is a
+ * handshake, a 100-byte request, ten 1448-byte segments from the server and the client's ACK,
+ * with timestamps and a 20 ms round trip. Once every connection has sent all that, they close
+ * in the same order (FIN, FIN, ACK): 18 packets a connection, headers only (each record is cut
+ * at the end of its TCP header). Clients 10.0.0.0/8 (64 ports an address), 4096 servers
+ * 172.16.0.0/20 on port 443. */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -102,10 +112,210 @@ static void heap_up(struct clone *h, size_t i)
 
 static void put32(uint8_t *p, uint32_t v) { p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8); p[2] = (uint8_t)(v >> 16); p[3] = (uint8_t)(v >> 24); }
 
+/* ---- --open: N connections open at once ------------------------------------------------- */
+
+#define OPEN_RTT_US 20000u
+#define OPEN_EVENTS 18
+
+/* One packet of a connection's script: when (after the connection's phase start), who sends,
+ * its flags, relative sequence and ack, payload, and the segment index for data. */
+struct open_ev {
+	uint32_t at_us;
+	uint8_t from_client, flags;
+	uint32_t seq, ack, len; /* relative to the sender's and the receiver's ISN */
+	uint8_t close;          /* 1: in the closing phase */
+};
+
+static struct open_ev open_script[OPEN_EVENTS];
+
+static void open_script_init(void)
+{
+	const uint32_t R = OPEN_RTT_US, req = 100, seg = 1448, resp = 10 * seg;
+	int n = 0;
+	/* SYN, SYN-ACK, ACK, request */
+	open_script[n++] = (struct open_ev){ 0, 1, 0x02, 0, 0, 0, 0 };
+	open_script[n++] = (struct open_ev){ R / 2, 0, 0x12, 0, 1, 0, 0 };
+	open_script[n++] = (struct open_ev){ R, 1, 0x10, 1, 1, 0, 0 };
+	open_script[n++] = (struct open_ev){ R + 20, 1, 0x18, 1, 1, req, 0 };
+	/* ten segments half a round trip later (the server's side of the path is the capture's
+	 * far half), 12 us apart, then the client's ACK of them all a round trip after the first */
+	for (uint32_t i = 0; i < 10; i++)
+		open_script[n++] = (struct open_ev){ R + R / 2 + 20 + 12 * i, 0, (uint8_t)(i == 9 ? 0x18 : 0x10),
+		                                     1 + i * seg, 1 + req, seg, 0 };
+	open_script[n++] = (struct open_ev){ 2 * R + 20 + 12 * 9, 1, 0x10, 1 + req, 1 + resp, 0, 0 };
+	/* closing: the client's FIN, the server's, the last ACK */
+	open_script[n++] = (struct open_ev){ 0, 1, 0x11, 1 + req, 1 + resp, 0, 1 };
+	open_script[n++] = (struct open_ev){ R / 2, 0, 0x11, 1 + resp, 2 + req, 0, 1 };
+	open_script[n++] = (struct open_ev){ R, 1, 0x10, 2 + req, 2 + resp, 0, 1 };
+}
+
+static void put_be16(uint8_t *p, uint32_t v) { p[0] = (uint8_t)(v >> 8); p[1] = (uint8_t)v; }
+static void put_be32(uint8_t *p, uint32_t v) { p[0] = (uint8_t)(v >> 24); p[1] = (uint8_t)(v >> 16); p[2] = (uint8_t)(v >> 8); p[3] = (uint8_t)v; }
+
+/* Writes connection k's event e at capture time ts_us (absolute, microseconds) into out;
+ * returns the captured length, *wire the frame's length on the wire. */
+static uint32_t open_frame(uint8_t *out, uint32_t k, int e, uint64_t ts_us, uint32_t *wire)
+{
+	const struct open_ev *ev = &open_script[e];
+	uint32_t cli = 0x0a000000u + (k >> 6) + 1, srv = 0xac100000u + (k % 4096);
+	uint32_t cport = 10000 + (k & 63), sport = 443;
+	uint32_t cisn = k * 2654435761u, sisn = ~k * 40503u + 12345u;
+	uint32_t src = ev->from_client ? cli : srv, dst = ev->from_client ? srv : cli;
+	bool syn = (ev->flags & 0x02) != 0;
+	uint32_t topt = syn ? 20 : 12, thl = 20 + topt;
+	memset(out, 0, 14 + 20 + thl);
+	out[5] = 1; out[11] = 2; out[12] = 8; /* Ethernet, IPv4 */
+	uint8_t *ip = out + 14;
+	ip[0] = 0x45;
+	put_be16(ip + 2, 20 + thl + ev->len);
+	put_be16(ip + 4, (k + (uint32_t)e) & 0xffff);
+	ip[6] = 0x40; /* DF */
+	ip[8] = ev->from_client ? 64 : 58;
+	ip[9] = 6;
+	put_be32(ip + 12, src);
+	put_be32(ip + 16, dst);
+	uint32_t sum = 0;
+	for (int i = 0; i < 20; i += 2)
+		sum += (uint32_t)(ip[i] << 8 | ip[i + 1]);
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	put_be16(ip + 10, ~sum & 0xffff);
+	uint8_t *t = ip + 20;
+	put_be16(t, ev->from_client ? cport : sport);
+	put_be16(t + 2, ev->from_client ? sport : cport);
+	put_be32(t + 4, (ev->from_client ? cisn : sisn) + ev->seq);
+	put_be32(t + 8, (ev->flags & 0x10) ? (ev->from_client ? sisn : cisn) + ev->ack : 0);
+	t[12] = (uint8_t)((thl / 4) << 4);
+	t[13] = ev->flags;
+	put_be16(t + 14, syn ? 64240 : ev->from_client ? 2049 : 509); /* scaled by 7 and 9 */
+	/* each side's clock ticks once a millisecond from an offset of its own; the echo is the
+	 * peer's clock at the packet this one answers (half a round trip earlier) */
+	uint32_t ms = (uint32_t)(ts_us / 1000);
+	uint32_t own = (ev->from_client ? k * 7919u : k * 104729u + 77u) + ms;
+	uint32_t peer = (ev->from_client ? k * 104729u + 77u : k * 7919u) + ms - OPEN_RTT_US / 2000;
+	uint8_t *o = t + 20;
+	if (syn) {
+		o[0] = 2; o[1] = 4; put_be16(o + 2, 1460);  /* MSS */
+		o[4] = 4; o[5] = 2;                         /* SACK permitted */
+		o[6] = 8; o[7] = 10; put_be32(o + 8, own); put_be32(o + 12, ev->from_client ? 0 : peer);
+		o[16] = 1; o[17] = 3; o[18] = 3; o[19] = ev->from_client ? 7 : 9; /* NOP, window scale */
+	} else {
+		o[0] = 1; o[1] = 1; o[2] = 8; o[3] = 10; put_be32(o + 4, own); put_be32(o + 8, peer);
+	}
+	*wire = 14 + 20 + thl + ev->len;
+	return 14 + 20 + thl;
+}
+
+struct open_cur {
+	uint64_t next_ts;
+	uint32_t k;
+	int e; /* next event */
+};
+
+static void oheap_down(struct open_cur *h, size_t n, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, m = i;
+		if (l < n && h[l].next_ts < h[m].next_ts)
+			m = l;
+		if (l + 1 < n && h[l + 1].next_ts < h[m].next_ts)
+			m = l + 1;
+		if (m == i)
+			return;
+		struct open_cur x = h[i];
+		h[i] = h[m];
+		h[m] = x;
+		i = m;
+	}
+}
+
+static void oheap_up(struct open_cur *h, size_t i)
+{
+	while (i && h[(i - 1) / 2].next_ts > h[i].next_ts) {
+		struct open_cur x = h[i];
+		h[i] = h[(i - 1) / 2];
+		h[(i - 1) / 2] = x;
+		i = (i - 1) / 2;
+	}
+}
+
+/* One phase (opening: events first..last-1 of the script; closing: the rest) of all N
+ * connections, connection k starting at t0 + k * spacing, merged in time order. */
+static int open_phase(FILE *out, uint32_t n, uint64_t spacing, uint64_t t0, int first, int last,
+                      uint64_t *packets, uint64_t *bytes)
+{
+	size_t span = (size_t)(open_script[last - 1].at_us / (spacing ? spacing : 1)) + 2;
+	struct open_cur *heap = malloc((span < n ? span : n) * sizeof(*heap) + sizeof(*heap));
+	if (!heap)
+		return -1;
+	size_t nh = 0;
+	uint32_t started = 0;
+	static uint8_t frame[128];
+	while (started < n || nh) {
+		while (started < n && (!nh || t0 + (uint64_t)started * spacing <= heap[0].next_ts)) {
+			heap[nh] = (struct open_cur){ t0 + (uint64_t)started * spacing + open_script[first].at_us, started, first };
+			oheap_up(heap, nh++);
+			started++;
+		}
+		struct open_cur *c = &heap[0];
+		uint32_t wire, cap = open_frame(frame, c->k, c->e, c->next_ts, &wire);
+		uint8_t rh[16];
+		put32(rh, (uint32_t)(c->next_ts / 1000000u));
+		put32(rh + 4, (uint32_t)(c->next_ts % 1000000u));
+		put32(rh + 8, cap);
+		put32(rh + 12, wire);
+		fwrite(rh, 1, 16, out);
+		fwrite(frame, 1, cap, out);
+		(*packets)++;
+		*bytes += cap + 16;
+		if (++c->e < last) {
+			c->next_ts = c->next_ts - open_script[c->e - 1].at_us + open_script[c->e].at_us;
+			oheap_down(heap, nh, 0);
+		} else {
+			heap[0] = heap[--nh];
+			oheap_down(heap, nh, 0);
+		}
+	}
+	free(heap);
+	return 0;
+}
+
+static int open_main(const char *path, uint32_t n, uint64_t spacing)
+{
+	open_script_init();
+	FILE *out = fopen(path, "wb");
+	if (!out) {
+		perror(path);
+		return 2;
+	}
+	static char buf[1 << 22];
+	setvbuf(out, buf, _IOFBF, sizeof(buf));
+	uint8_t gh[24] = { 0xd4, 0xc3, 0xb2, 0xa1, 2, 0, 4, 0 };
+	put32(gh + 16, 262144);
+	put32(gh + 20, 1);
+	fwrite(gh, 1, 24, out);
+	uint64_t t0 = 1700000000ull * 1000000u, packets = 0, bytes = 24;
+	int closing = OPEN_EVENTS - 3;
+	/* the closing phase begins one second after the last connection's last opening packet */
+	uint64_t t1 = t0 + (uint64_t)n * spacing + open_script[closing - 1].at_us + 1000000u;
+	if (open_phase(out, n, spacing, t0, 0, closing, &packets, &bytes) != 0 ||
+	    open_phase(out, n, spacing, t1, closing, OPEN_EVENTS, &packets, &bytes) != 0 || fclose(out) != 0) {
+		perror(path);
+		return 2;
+	}
+	fprintf(stderr, "benchgen: %u connections open at once, %llu packets, %.1f MB\n", n,
+	        (unsigned long long)packets, (double)bytes / 1e6);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc >= 4 && strcmp(argv[2], "--open") == 0)
+		return open_main(argv[1], (uint32_t)strtoul(argv[3], NULL, 10),
+		                 argc >= 5 ? strtoull(argv[4], NULL, 10) : 2);
 	if (argc < 5) {
-		fprintf(stderr, "usage: benchgen OUT.pcap CLONES SPACING_US [SNAPLEN] SRC.pcap...\n");
+		fprintf(stderr, "usage: benchgen OUT.pcap CLONES SPACING_US [SNAPLEN] SRC.pcap...\n"
+		                "       benchgen OUT.pcap --open N [SPACING_US]\n");
 		return 1;
 	}
 	uint32_t clones = (uint32_t)strtoul(argv[2], NULL, 10);

@@ -72,26 +72,23 @@ void dpi_close(dpi_ctx *d)
 	free(d);
 }
 
+/* nDPI's state of a flow still deciding, freed (a decided flow's pointer is its name's). */
 static void release(dpi_ctx *d, struct dpi_state *st)
 {
-	if (!st->nf)
+	if (st->method != DPI_NONE || !st->u.nf)
 		return;
 	d->live--;
-	ndpi_flow_free(st->nf->nf); /* pairs with ndpi_flow_malloc: frees its data too */
-	free(st->nf);
-	st->nf = NULL;
+	ndpi_flow_free(st->u.nf->nf); /* pairs with ndpi_flow_malloc: frees its data too */
+	free(st->u.nf);
+	st->u.nf = NULL;
 }
 
 /* Keeps what nDPI decided and its server name, then frees nDPI's state. */
 static void settle(dpi_ctx *d, struct dpi_state *st, ndpi_protocol pr, enum dpi_method m)
 {
-	st->app_master = pr.master_protocol;
-	st->app_proto = pr.app_protocol;
-	st->app_category = (uint16_t)pr.category;
-	st->method = (uint8_t)m;
 	/* the server's name: TLS SNI and HTTP Host land in host_server_name; for SSH the server's
 	 * banner is what nDPI extracted (ndpiReader shows it in the same place) */
-	const struct ndpi_flow_struct *nf = st->nf->nf;
+	const struct ndpi_flow_struct *nf = st->u.nf->nf;
 	const char *name = nf->host_server_name;
 	size_t cap = sizeof(nf->host_server_name);
 	if (!name[0] && (pr.master_protocol == NDPI_PROTOCOL_SSH || pr.app_protocol == NDPI_PROTOCOL_SSH)) {
@@ -105,15 +102,21 @@ static void settle(dpi_ctx *d, struct dpi_state *st, ndpi_protocol pr, enum dpi_
 	/* a greeting's filler ("220---------", an FTP banner's " ") is no server's name */
 	if (names_placeholder(name, strnlen(name, cap)))
 		name = "";
-	if (name[0] && !st->server_name) {
+	char *copy = NULL;
+	if (name[0]) {
 		size_t n = strnlen(name, cap);
-		st->server_name = malloc(n + 1);
-		if (st->server_name) {
-			memcpy(st->server_name, name, n);
-			st->server_name[n] = '\0';
+		copy = malloc(n + 1);
+		if (copy) {
+			memcpy(copy, name, n);
+			copy[n] = '\0';
 		}
 	}
 	release(d, st);
+	st->app_master = pr.master_protocol;
+	st->app_proto = pr.app_protocol;
+	st->app_category = (uint8_t)pr.category;
+	st->method = (uint8_t)m;
+	st->u.server_name = copy;
 }
 
 static bool detected(ndpi_protocol pr)
@@ -156,42 +159,42 @@ void dpi_packet(dpi_ctx *d, struct dpi_state *st, const uint8_t *ip, uint32_t ip
 {
 	if (st->method != DPI_NONE)
 		return;
-	if (!st->nf) {
-		st->nf = calloc(1, sizeof(*st->nf));
-		if (!st->nf)
+	if (!st->u.nf) {
+		st->u.nf = calloc(1, sizeof(*st->u.nf));
+		if (!st->u.nf)
 			return;
-		st->nf->nf = ndpi_flow_malloc(ndpi_detection_get_sizeof_ndpi_flow_struct());
-		if (!st->nf->nf) {
-			free(st->nf);
-			st->nf = NULL;
+		st->u.nf->nf = ndpi_flow_malloc(ndpi_detection_get_sizeof_ndpi_flow_struct());
+		if (!st->u.nf->nf) {
+			free(st->u.nf);
+			st->u.nf = NULL;
 			return;
 		}
-		memset(st->nf->nf, 0, ndpi_detection_get_sizeof_ndpi_flow_struct());
+		memset(st->u.nf->nf, 0, ndpi_detection_get_sizeof_ndpi_flow_struct());
 		d->inspected++;
 		if (++d->live > d->peak)
 			d->peak = d->live;
 	}
 	uint16_t len = ip_cap > 0xffff ? 0xffff : (uint16_t)ip_cap;
-	ndpi_protocol pr = ndpi_detection_process_packet(d->ndpi, st->nf->nf, ip, len, ts_us / 1000);
+	ndpi_protocol pr = ndpi_detection_process_packet(d->ndpi, st->u.nf->nf, ip, len, ts_us / 1000);
 	st->pkts++;
-	if (detected(pr) && !ndpi_extra_dissection_possible(d->ndpi, st->nf->nf)) {
-		settle(d, st, pr, how_sure(st->nf->nf, false));
+	if (detected(pr) && !ndpi_extra_dissection_possible(d->ndpi, st->u.nf->nf)) {
+		settle(d, st, pr, how_sure(st->u.nf->nf, false));
 		return;
 	}
 	if (st->pkts >= d->max_pkts) {
 		uint8_t guessed = 0;
 		if (!detected(pr))
-			pr = ndpi_detection_giveup(d->ndpi, st->nf->nf, 1, &guessed);
-		settle(d, st, pr, !detected(pr) ? DPI_UNDETECTED : how_sure(st->nf->nf, guessed));
+			pr = ndpi_detection_giveup(d->ndpi, st->u.nf->nf, 1, &guessed);
+		settle(d, st, pr, !detected(pr) ? DPI_UNDETECTED : how_sure(st->u.nf->nf, guessed));
 	}
 }
 
 void dpi_finish(dpi_ctx *d, struct dpi_state *st, struct flow_record *rec)
 {
-	if (st->nf && st->method == DPI_NONE) {
+	if (st->method == DPI_NONE && st->u.nf) {
 		uint8_t guessed = 0;
-		ndpi_protocol pr = ndpi_detection_giveup(d->ndpi, st->nf->nf, 1, &guessed);
-		settle(d, st, pr, !detected(pr) ? DPI_UNDETECTED : how_sure(st->nf->nf, guessed));
+		ndpi_protocol pr = ndpi_detection_giveup(d->ndpi, st->u.nf->nf, 1, &guessed);
+		settle(d, st, pr, !detected(pr) ? DPI_UNDETECTED : how_sure(st->u.nf->nf, guessed));
 	}
 	release(d, st);
 	if (!rec)
@@ -205,8 +208,9 @@ void dpi_finish(dpi_ctx *d, struct dpi_state *st, struct flow_record *rec)
 		snprintf(rec->app_proto, sizeof(rec->app_proto), "Unknown");
 		snprintf(rec->app_category, sizeof(rec->app_category), "Unspecified");
 	}
-	if (!rec->server_name[0] && st->server_name) /* names.c's, read from the client, come first */
-		snprintf(rec->server_name, sizeof(rec->server_name), "%s", st->server_name);
+	const char *name = st->method != DPI_NONE ? st->u.server_name : NULL;
+	if (!rec->server_name[0] && name) /* names.c's, read from the client, come first */
+		snprintf(rec->server_name, sizeof(rec->server_name), "%s", name);
 	rec->dpi_method = st->method == DPI_PAYLOAD   ? RDPI_PAYLOAD
 	                  : st->method == DPI_OFFPORT ? RDPI_OFFPORT
 	                  : st->method == DPI_GUESS   ? RDPI_GUESS
@@ -215,8 +219,9 @@ void dpi_finish(dpi_ctx *d, struct dpi_state *st, struct flow_record *rec)
 
 void dpi_state_free(struct dpi_state *st)
 {
-	free(st->server_name);
-	st->server_name = NULL;
+	if (st->method != DPI_NONE) /* still deciding: dpi_finish frees nDPI's state */
+		free(st->u.server_name);
+	st->u.server_name = NULL;
 }
 
 void dpi_stats(const dpi_ctx *d, uint64_t *live, uint64_t *peak, uint64_t *inspected)
