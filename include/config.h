@@ -36,9 +36,25 @@
 #endif
 
 /* Flow table */
-#ifndef FLOW_CAP_DEFAULT
+#ifndef LIVE_FILTER_DEFAULT
 #define LIVE_FILTER_DEFAULT "tcp or udp" /* live capture without an expression: TCP and QUIC */
-#define FLOW_CAP_DEFAULT 262144u /* open flows at once; beyond it the oldest idle is evicted */
+#endif
+/* The flow table's default cap (open flows at once; beyond it the stalest is evicted) follows
+ * the memory available when the run starts (flow.c flow_default_cap): */
+#ifndef FLOW_MEM_PERCENT
+#define FLOW_MEM_PERCENT 50u /* this share of MemAvailable, at FLOW_MEM_EXTRA + a slot's bytes a
+                              * flow, */
+#endif
+#ifndef FLOW_MEM_EXTRA
+#define FLOW_MEM_EXTRA 64u /* a flow's state beside its slot: the DPI stage's (16 bytes), and
+                            * room for the names and nDPI states of the flows still inspected */
+#endif
+#ifndef FLOW_CAP_MIN
+#define FLOW_CAP_MIN 262144u /* but at least this many (the fixed default before issue 29) */
+#endif
+#define FLOW_CAP_MAX (1u << 28)
+#ifndef FLOW_EVICTED_MAX
+#define FLOW_EVICTED_MAX (1u << 22) /* evicted connections remembered at most (32 MiB) */
 #endif
 #ifndef FLOW_IDLE_US
 #define FLOW_IDLE_US (300ull * 1000000ull) /* idle timeout, like tstat's 5 minutes */

@@ -233,6 +233,18 @@ bool flow_one_direction(const struct flow *f);
  * included. */
 unsigned flow_syn_opts_cut(const struct flow *f);
 
+/* Remembers evicted flow f's connection, so that its later packets are known as its
+ * continuation rather than a new connection (a bounded memory: the oldest may be forgotten). */
+void flow_evicted_add(flow_table *t, const struct flow *f);
+
+/* Whether p belongs to a connection evicted before (flow_evicted_add). */
+bool flow_evicted_seen(const flow_table *t, const struct pkt *p);
+
+/* The default cap: FLOW_MEM_PERCENT of the memory available now (MemAvailable) in flows, within
+ * FLOW_CAP_MIN .. FLOW_CAP_MAX (config.h). Slots are allocated as flows open, so a large cap
+ * costs nothing until that many flows are open at once. */
+uint32_t flow_default_cap(void);
+
 uint32_t flow_count(const flow_table *t);
 /* Bytes held per flow slot (struct flow plus its index share), for the README figure. */
 size_t flow_slot_bytes(void);

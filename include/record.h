@@ -103,6 +103,9 @@ struct run_info {
 	const char *libpcap_version, *ndpi_version;
 	uint64_t packets, bytes, tcp_packets, decode_errors, flows, evicted, skipped_files;
 	uint64_t quic_packets; /* UDP datagrams of QUIC connections */
+	/* what eviction cost: evicted flows whose verdicts were not final yet, and packets of
+	 * evicted connections that came after (known as theirs: no second row) */
+	uint64_t evicted_unsettled, evicted_later;
 	/* what the capture lacks (docs/METHOD.md): flows with one side's packets only, SYN and
 	 * SYN-ACK frames whose options the snaplen cut, bytes acknowledged but never captured */
 	uint64_t one_direction, syn_opts_cut, acked_unseen;

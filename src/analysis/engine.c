@@ -26,6 +26,9 @@ struct engine {
 	uint64_t now_us;           /* latest capture time seen (time never runs backwards here) */
 	uint64_t next_expire_us;
 	uint64_t packets, bytes, tcp_packets, quic_packets, flows_out, evicted;
+	uint64_t evicted_unsettled, evicted_later; /* what eviction cost: flows written before their
+	                                             * verdicts were final, packets of evicted
+	                                             * connections that came after (not analysed) */
 	uint64_t one_direction, syn_opts_cut, acked_unseen; /* what the capture lacks (flow.h) */
 	uint64_t next_key;         /* flows begun so far: the next one's key follows from it */
 	struct names_pool names;   /* requests held while incomplete (names.c) */
@@ -50,7 +53,7 @@ engine *engine_new(const struct engine_opts *o, struct sink *sinks, unsigned nsi
 	e->opts = *o;
 	e->opts.early_rows = o->early_rows && !o->threaded; /* the stage writes at flows' ends */
 	e->fopts.force_timing = o->force_timing;
-	e->flows = flow_table_new(o->flow_cap ? o->flow_cap : FLOW_CAP_DEFAULT);
+	e->flows = flow_table_new(o->flow_cap ? o->flow_cap : flow_default_cap());
 	if (!e->flows) {
 		free(e);
 		return NULL;
@@ -190,6 +193,8 @@ static struct flow *new_flow(engine *e, const struct pkt *p, bool src_is_client)
 		if (!old)
 			return NULL;
 		e->evicted++;
+		e->evicted_unsettled += !old->written && !verdicts_final(e, old);
+		flow_evicted_add(e->flows, old);
 		if (emit(e, old, END_EVICTED) != 0)
 			return NULL;
 		f = flow_insert(e->flows, p, src_is_client);
@@ -279,6 +284,12 @@ int engine_packet(engine *e, int dlt, const uint8_t *data, uint32_t caplen, uint
 			return -1;
 		f = NULL;
 	}
+	if (!f && (p.flags & (TH_SYN | TH_ACK)) != TH_SYN && flow_evicted_seen(e->flows, &p)) {
+		/* an evicted connection's (a SYN alone starts a new one): its row is written, no
+		 * second one */
+		e->evicted_later++;
+		return 0;
+	}
 	if (!f) {
 		f = new_flow(e, &p, handshake_src_is_client(&p));
 		if (!f)
@@ -334,6 +345,8 @@ void engine_stats(const engine *e, struct run_info *run)
 	run->quic_packets = e->quic_packets;
 	run->flows = e->flows_out;
 	run->evicted = e->evicted;
+	run->evicted_unsettled = e->evicted_unsettled;
+	run->evicted_later = e->evicted_later;
 	run->one_direction = e->one_direction;
 	run->syn_opts_cut = e->syn_opts_cut;
 	run->acked_unseen = e->acked_unseen;

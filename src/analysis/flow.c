@@ -16,7 +16,8 @@
  * rounded the chunk up to the next page, and every flow paid for the waste (4 MiB for 2.7 MiB of
  * 688-byte flows: 1000 bytes a flow). The divisions by a constant compile to multiplies. */
 #define CHUNK_FLOWS ((uint32_t)(HUGEMEM_PAGE / sizeof(struct flow)))
-#define BUCKETS_MIN 4096u /* the bucket array starts here and doubles with the open flows */
+#define BUCKETS_MIN 4096u
+#define GONE_WAYS 8u       /* evicted connections' fingerprints: a set is one cache line */ /* the bucket array starts here and doubles with the open flows */
 
 enum { L_CLOSED = 0, L_HALFOPEN, L_ACTIVE, L_COUNT };
 
@@ -37,6 +38,12 @@ struct flow_table {
 	uint32_t seed;          /* per-table hash seed: crafted tuples cannot aim at one chain */
 	uint64_t seed64;
 	struct flow_list lists[L_COUNT];
+	/* fingerprints of evicted connections, so that their later packets are known as theirs
+	 * (flow_evicted_seen): sets of eight (a cache line), one of a full set overwritten in
+	 * turn; allocated at the first eviction */
+	uint64_t *gone;
+	uint32_t gone_mask;
+	uint8_t gone_turn;
 };
 
 static struct flow *at(const flow_table *t, uint32_t idx1)
@@ -59,8 +66,8 @@ flow_table *flow_table_new(uint32_t cap)
 {
 	if (cap < 16)
 		cap = 16;
-	if (cap > (1u << 28))
-		cap = 1u << 28;
+	if (cap > FLOW_CAP_MAX)
+		cap = FLOW_CAP_MAX;
 	flow_table *t = calloc(1, sizeof(*t));
 	if (!t)
 		return NULL;
@@ -91,6 +98,7 @@ void flow_table_free(flow_table *t)
 		free(t->chunks[c]);
 	free(t->chunks);
 	free(t->buckets);
+	free(t->gone);
 	free(t);
 }
 
@@ -136,6 +144,79 @@ static uint32_t tuple_hash(const flow_table *t, const struct pkt *p)
 static uint32_t flow_hash(const flow_table *t, const struct flow *f)
 {
 	return key_hash(t, f->ip_ver, &f->c_addr, f->c_port, &f->s_addr, f->s_port);
+}
+
+/* A 64-bit fingerprint of p's connection (either direction alike), never 0. */
+static uint64_t tuple_fp(const flow_table *t, uint8_t ip_ver, uint8_t transport, const struct ip_addr *x,
+                         uint16_t xp, const struct ip_addr *y, uint16_t yp)
+{
+	uint64_t h = key_hash(t, ip_ver, x, xp, y, yp);
+	uint32_t a = endpoint_hash(t->seed ^ 0x5bd1e995u, x, xp), b = endpoint_hash(t->seed ^ 0x5bd1e995u, y, yp);
+	h = h << 32 | (uint32_t)(mix32((a + b) ^ (a ^ b) * 0x9e3779b1u ^ transport));
+	return h ? h : 1;
+}
+
+void flow_evicted_add(flow_table *t, const struct flow *f)
+{
+	if (!t->gone) {
+		uint32_t n = 1024;
+		while (n < 4 * (uint64_t)t->cap && n < FLOW_EVICTED_MAX)
+			n <<= 1;
+		if (!(t->gone = calloc(n, sizeof(*t->gone))))
+			return; /* without memory for it, a continuation becomes a row of its own */
+		t->gone_mask = n - 1;
+	}
+	uint64_t fp = tuple_fp(t, f->ip_ver, f->transport, &f->c_addr, f->c_port, &f->s_addr, f->s_port);
+	uint64_t *set = &t->gone[(uint32_t)fp & t->gone_mask & ~(uint32_t)(GONE_WAYS - 1)];
+	for (unsigned w = 0; w < GONE_WAYS; w++) {
+		if (set[w] == fp)
+			return;
+		if (!set[w]) {
+			set[w] = fp;
+			return;
+		}
+	}
+	set[t->gone_turn++ % GONE_WAYS] = fp; /* a full set: one of its eight forgotten */
+}
+
+bool flow_evicted_seen(const flow_table *t, const struct pkt *p)
+{
+	if (!t->gone)
+		return false;
+	uint64_t fp = tuple_fp(t, p->ip_ver, p->transport, &p->src, p->sport, &p->dst, p->dport);
+	const uint64_t *set = &t->gone[(uint32_t)fp & t->gone_mask & ~(uint32_t)(GONE_WAYS - 1)];
+	for (unsigned w = 0; w < GONE_WAYS; w++)
+		if (set[w] == fp)
+			return true;
+	return false;
+}
+
+uint32_t flow_default_cap(void)
+{
+	/* MemAvailable: what can be used without swapping (free memory and reclaimable cache) */
+	uint64_t avail = 0;
+	FILE *m = fopen("/proc/meminfo", "r");
+	if (m) {
+		char line[128];
+		unsigned long long kib;
+		while (fgets(line, sizeof(line), m))
+			if (sscanf(line, "MemAvailable: %llu kB", &kib) == 1) {
+				avail = (uint64_t)kib * 1024u;
+				break;
+			}
+		fclose(m);
+	}
+	if (!avail) {
+		long pages = sysconf(_SC_AVPHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+		if (pages > 0 && page > 0)
+			avail = (uint64_t)pages * (uint64_t)page;
+	}
+	uint64_t n = avail / 100u * FLOW_MEM_PERCENT / (flow_slot_bytes() + FLOW_MEM_EXTRA);
+	if (n < FLOW_CAP_MIN)
+		n = FLOW_CAP_MIN;
+	if (n > FLOW_CAP_MAX)
+		n = FLOW_CAP_MAX;
+	return (uint32_t)n;
 }
 
 /* Doubles the bucket array and rechains every open flow: amortised O(1) per insert. Without

@@ -145,8 +145,14 @@ static void print_summary(const struct plan *p, const struct run_info *run)
 	fprintf(stderr, "iwscope: %llu packets (%llu TCP%s), %llu flow%s written to %s",
 	        (unsigned long long)run->packets, (unsigned long long)run->tcp_packets, quic,
 	        (unsigned long long)run->flows, run->flows == 1 ? "" : "s", cfg->db_shown);
-	if (run->evicted)
-		fprintf(stderr, ", %llu evicted early (table full)", (unsigned long long)run->evicted);
+	if (run->evicted) {
+		/* what it cost: rows written before their verdicts were final, and the packets of
+		 * those connections that came later (no second row; not analysed) */
+		fprintf(stderr, ", %llu evicted early (table full: --flow-cap; %llu before their verdicts "
+		        "were final, %llu later packets of theirs not analysed)",
+		        (unsigned long long)run->evicted, (unsigned long long)run->evicted_unsettled,
+		        (unsigned long long)run->evicted_later);
+	}
 	print_lacks(run);
 	fprintf(stderr, "\n");
 	if (run->decode_errors) {

@@ -77,7 +77,8 @@ static void usage(FILE *out)
 	        "  --timing       locate first flights by timing even when timestamps allow TSecr\n"
 	        "  --no-dpi       do not run nDPI (app_proto and server_name stay NULL)\n"
 	        "  --dpi-packets N  payload packets nDPI inspects per flow before it guesses (default %u)\n"
-	        "  --flow-cap N   open flows kept at most (default %u); the stalest are evicted\n"
+	        "  --flow-cap N   open flows kept at most (default: what %u%% of the available\n"
+	        "                 memory holds, at least %u); beyond it the stalest are evicted\n"
 	        "  --threads N    files: 2 or more runs most of nDPI and the writes on a second\n"
 	        "                 thread, 1 everything on one; -i: N workers analyse beside the\n"
 	        "                 capture thread (up to %u); the rows are the same; default: the\n"
@@ -88,7 +89,7 @@ static void usage(FILE *out)
 	        "Exit status: 0 success, 1 usage error, 2 runtime failure (unreadable or cut\n"
 	        "capture, unsupported link type, database error, unknown database host or\n"
 	        "refused login). Rows analysed before a failure are kept. See iwscope(1).\n",
-	        LIVE_IFACES_MAX, LIVE_SNAPLEN, LIVE_BUFFER_KIB, (double)REPLAY_MAX_GAP_S, DPI_MAX_PKTS, FLOW_CAP_DEFAULT,
+	        LIVE_IFACES_MAX, LIVE_SNAPLEN, LIVE_BUFFER_KIB, (double)REPLAY_MAX_GAP_S, DPI_MAX_PKTS, FLOW_MEM_PERCENT, FLOW_CAP_MIN,
 	        LIVE_WORKERS_MAX);
 }
 

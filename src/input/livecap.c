@@ -35,6 +35,7 @@
 #include "config.h"
 #include "decode.h"
 #include "dpi.h"
+#include "flow.h"
 #include "livestage.h"
 
 #define ROWS_PER_CHUNK 32
@@ -531,7 +532,8 @@ livecap *livecap_start(capture_live *const *caps, unsigned ncaps, const struct l
 		livecap_free(lc);
 		return NULL;
 	}
-	uint32_t cap_flows = o->eo.flow_cap ? o->eo.flow_cap : FLOW_CAP_DEFAULT;
+	/* --flow-cap, or what the memory available allows (flow.c), shared out among the workers */
+	uint32_t cap_flows = o->eo.flow_cap ? o->eo.flow_cap : flow_default_cap();
 	for (unsigned i = 0; i < n; i++) {
 		struct worker *w = &lc->workers[i];
 		w->lc = lc;
@@ -639,6 +641,8 @@ static void add_stats(struct run_info *run, const struct run_info *w)
 	run->quic_packets += w->quic_packets;
 	run->flows += w->flows;
 	run->evicted += w->evicted;
+	run->evicted_unsettled += w->evicted_unsettled;
+	run->evicted_later += w->evicted_later;
 	run->one_direction += w->one_direction;
 	run->syn_opts_cut += w->syn_opts_cut;
 	run->acked_unseen += w->acked_unseen;
@@ -671,6 +675,7 @@ int livecap_finish(livecap *lc, struct sink *sinks, unsigned nsinks, struct run_
 	}
 	join_threads(lc);
 	run->packets = run->bytes = run->tcp_packets = run->quic_packets = run->flows = run->evicted = 0;
+	run->evicted_unsettled = run->evicted_later = 0;
 	run->one_direction = run->syn_opts_cut = run->acked_unseen = 0;
 	run->decode_errors = 0;
 	run->nreasons = 0;
