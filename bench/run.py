@@ -1,6 +1,13 @@
 #!/usr/bin/env python3
 """make bench: iwscope against real peers on the same captures, in one run, as ratios.
 
+Then many connections open at once (issue 29): tools/benchgen --open makes 20 k, 200 k and
+1 M connections (handshake, a 100-byte request, ten 1448-byte segments, an ACK, all open at
+once, then all closed; headers only), and iwscope with its defaults (nDPI, SQLite) is timed
+against tcpdump's raw read of each, with its peak RSS per open connection and its rows
+against the connections. `--open-only` runs that part alone and rewrites only its section of
+bench/RESULTS.md.
+
 Builds a large capture with tools/benchgen (real flows from tests/pcaps cloned with fresh
 addresses and start offsets, so tens of thousands are open at once), its headers-only variant
 (snaplen 96), a 4x longer one at the same concurrency, and a 1 M half-open SYN flood. Each
@@ -84,8 +91,97 @@ def sources():
     return srcs + [os.path.join(ROOT, "tests", "pcaps", "dpi", "apps.server.pcap")]
 
 
+OPEN_SIZES = (20000, 200000, 1000000)
+OPEN_HEADING = "\n## Many connections open at once"
+
+
+def open_connections(d, runs):
+    """The open-connections benchmark: (markdown section, summary lines)."""
+    import sqlite3
+    caps = {}
+    for n in OPEN_SIZES:
+        caps[n] = os.path.join(d, "open%d.pcap" % n)
+        if not os.path.exists(caps[n]):
+            subprocess.run([GEN, caps[n], "--open", str(n)], check=True)
+    db = os.path.join(d, "open.db")
+
+    def clean():
+        for s in ("", "-wal", "-shm"):
+            if os.path.exists(db + s):
+                os.unlink(db + s)
+
+    plan = []
+    for n in OPEN_SIZES:
+        plan.append(("tcpdump", n, ["tcpdump", "-r", caps[n], "-w", "/dev/null"], None))
+        plan.append(("iwscope", n, [IW, "-q", "-r", caps[n], "-o", db], clean))
+    res = [[] for _ in plan]
+    for rnd in range(runs):
+        for i, (who, n, cmd, cleanup) in enumerate(plan):
+            res[i].append(run_once(cmd, caps[n], cleanup))
+        print("open connections: round %d of %d done" % (rnd + 1, runs), flush=True)
+    rows_md = []
+    lines = []
+    for n in OPEN_SIZES:
+        td = res[[i for i, p in enumerate(plan) if p[0] == "tcpdump" and p[1] == n][0]]
+        iw = res[[i for i, p in enumerate(plan) if p[0] == "iwscope" and p[1] == n][0]]
+        clean()
+        subprocess.run([IW, "-q", "-r", caps[n], "-o", db], check=True)
+        con = sqlite3.connect(db)
+        flows, evicted, packets = con.execute("SELECT flows, evicted, packets FROM runs").fetchone()
+        nrows = con.execute("SELECT count(*) FROM flows").fetchone()[0]
+        con.close()
+        clean()
+        wall = statistics.median(r[0] for r in iw)
+        cpu = statistics.median(r[1] for r in iw)
+        rss = max(r[2] for r in iw)
+        tdw = statistics.median(r[0] for r in td)
+        ratio = statistics.median(a[0] / b[0] for a, b in zip(iw, td))
+        per = rss * 1048576 / n
+        rows_md.append("| %d | %d | %.2f | %.2f | %.2f | %.2f x | %.2f M/s | %.1f | %d | %d rows, %d evicted |"
+                       % (n, packets, tdw, wall, cpu, ratio, packets / wall / 1e6, rss, per, nrows, evicted))
+        lines.append("%8d open: %.2f s (tcpdump %.2f s, %.2f x), %.2f M packets/s, peak %.1f MiB = %d B a "
+                     "connection, %d rows for %d connections, %d evicted"
+                     % (n, wall, tdw, ratio, packets / wall / 1e6, rss, per, nrows, n, evicted))
+    md = (OPEN_HEADING + "\n\n"
+          "`tools/benchgen OUT --open N`: N connections (handshake, a 100-byte request, ten 1448-byte "
+          "segments, the client's ACK; 18 packets each with the closing FINs; headers only, 83 bytes a "
+          "packet on disk), one starting every 2 us, all open at once, then all closed in the same order. "
+          "iwscope with its defaults (nDPI, SQLite, default flow cap) against `tcpdump -r X -w /dev/null`, "
+          "%d rounds as above (times are medians, the ratio the median of per-round ratios, RSS the "
+          "largest). Bytes a connection: the whole peak RSS over the connections open at once.\n\n"
+          "| open connections | packets | tcpdump wall (s) | iwscope wall (s) | iwscope CPU (s) | "
+          "iwscope / tcpdump | packets/s | peak RSS (MiB) | bytes a connection | rows |\n"
+          "|---|---|---|---|---|---|---|---|---|---|\n" % runs) + "\n".join(rows_md) + "\n"
+    return md, lines
+
+
+def replace_section(text, heading, section):
+    """text with the section that begins at heading (up to the next "## ") replaced by section,
+    or section inserted before the live and history sections when it has none."""
+    if heading in text:
+        a = text.index(heading)
+        b = text.find("\n## ", a + len(heading))
+        return text[:a] + section + (text[b:] if b >= 0 else "")
+    for h in ("\n## Live capture", "\n## History"):
+        if h in text:
+            a = text.index(h)
+            return text[:a] + section + text[a:]
+    return text + section
+
+
 def main():
     args = sys.argv[1:]
+    if "--open-only" in args:
+        runs = int(args[args.index("--runs") + 1]) if "--runs" in args else 3
+        d = args[args.index("--dir") + 1] if "--dir" in args else "/tmp/iwscope-bench"
+        os.makedirs(d, exist_ok=True)
+        md, lines = open_connections(d, runs)
+        print("\n".join(lines))
+        results_md = os.path.join(ROOT, "bench", "RESULTS.md")
+        text = open(results_md).read() if os.path.exists(results_md) else "# Benchmark results\n"
+        open(results_md, "w").write(replace_section(text, OPEN_HEADING, md))
+        print("\nwrote its section of bench/RESULTS.md")
+        return
     runs = int(args[args.index("--runs") + 1]) if "--runs" in args else 5
     d = args[args.index("--dir") + 1] if "--dir" in args else "/tmp/iwscope-bench"
     os.makedirs(d, exist_ok=True)
@@ -131,6 +227,7 @@ def main():
             results[i].append(run_once(cmd, path, cleanup))
         print("round %d of %d done" % (rnd + 1, runs), flush=True)
     par.append(parallelism())
+    open_md, open_lines = open_connections(d, runs)
     rows = []
     print("%-34s %-11s %9s %9s %12s" % ("command", "capture", "wall", "cpu", "peak RSS"))
     for (label, capture, path, cmd, cleanup), res in zip(plan, results):
@@ -187,10 +284,13 @@ def main():
     print()
     for name, val, target in ratios:
         print("%-48s %-28s %s" % (name, val, target))
+    print("\n".join(open_lines))
     results_md = os.path.join(ROOT, "bench", "RESULTS.md")
     live = ""  # bench/live.py's section (make bench-live) and the history stay as they were
     if os.path.exists(results_md):
         text = open(results_md).read()
+        if OPEN_HEADING in text:  # written again below
+            text = replace_section(text, OPEN_HEADING, "")
         kept = [text.index(h) for h in ("\n## Live capture", "\n## History") if h in text]
         if kept:
             live = text[min(kept):]
@@ -219,6 +319,7 @@ def main():
         f.write("\nProfile: `perf record -g build/iwscope -q -r /tmp/iwscope-bench/big.pcap -o /tmp/p.db; "
                 "perf report --no-children --sort pid,dso` (one line per thread; `--threads 1` for one "
                 "profile of everything) or `valgrind --tool=callgrind` for instruction counts.\n")
+        f.write(open_md)
         f.write(live)
     print("\nwrote bench/RESULTS.md")
 
