@@ -17,6 +17,10 @@ typedef int (*capture_fn)(void *arg, int dlt, const uint8_t *data, uint32_t capl
  * the end of input). */
 typedef int (*capture_idle_fn)(void *arg, bool silent);
 
+/* The frame after the one about to be handed over, when the reader already has it (a capture
+ * file read in place): for prefetching, nothing else. */
+typedef void (*capture_peek_fn)(void *arg, int dlt, const uint8_t *data, uint32_t caplen);
+
 struct capture_opts {
 	const char *const *files;  /* "-" is standard input */
 	unsigned nfiles;
@@ -24,6 +28,7 @@ struct capture_opts {
 	uint64_t max_packets;      /* 0 = all */
 	capture_idle_fn idle;      /* a pipe on standard input: called in its silences */
 	void *idle_arg;
+	capture_peek_fn peek;      /* or NULL; with the callback's arg */
 };
 
 /* Whether standard input is a pipe or a socket (read as it comes, as live capture is). */
@@ -56,6 +61,9 @@ struct capture_rec {
 	uint32_t caplen, len;
 	uint64_t ts_us;
 	int dlt;                   /* its link type (a pcapng file's interfaces may differ) */
+	const uint8_t *next;       /* the next record's frame when already in the read buffer (a
+	                            * classic pcap file read in place), else NULL */
+	uint32_t next_caplen;
 };
 
 /* Opens a capture file of a supported link type with filter (or NULL, borrowed until the

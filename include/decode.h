@@ -23,6 +23,12 @@ bool decode_link_supported(int dlt);
 enum decode_result decode_packet(int dlt, const uint8_t *data, uint32_t caplen, uint64_t ts_us,
                                  struct pkt *out);
 
+/* The 5-tuple of an Ethernet frame carrying IPv4 TCP or UDP, read without decoding the rest
+ * (no VLAN, tunnel or IP options): ip_ver, transport, src, dst, sport and dport of *out. For
+ * prefetching only (engine_prefetch): false for anything else, which decode_packet reads in
+ * full as ever. */
+bool decode_peek_tuple(int dlt, const uint8_t *data, uint32_t caplen, struct pkt *out);
+
 /* Parses TCP options (RFC 9293 3.1) from opt[0..len); cut says the captured bytes ended before
  * the header's option area did. Fills *o; returns Q_* quirks. Exposed for the option fuzzer. */
 uint8_t decode_tcp_options(const uint8_t *opt, size_t len, bool cut, struct tcp_opts *o);

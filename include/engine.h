@@ -31,6 +31,11 @@ void engine_free(engine *e);
 int engine_packet(engine *e, int dlt, const uint8_t *data, uint32_t caplen, uint32_t wirelen,
                   uint64_t ts_us);
 
+/* Prefetching (flow_prefetch): call before each engine_packet with the frame that will follow
+ * it, when the reader has it at hand; its bucket is fetched now and its flow at the next call.
+ * Changes nothing else. */
+void engine_prefetch(engine *e, int dlt, const uint8_t *data, uint32_t caplen);
+
 /* Expires flows idle at wall-clock time now_us (live capture: time goes on without packets).
  * 0 or -1 on sink failure. */
 int engine_expire_at(engine *e, uint64_t now_us);

@@ -860,6 +860,25 @@ const struct decode_link_type decode_link_types[] = {
 	{ 0, NULL, NULL },
 };
 
+bool decode_peek_tuple(int dlt, const uint8_t *data, uint32_t caplen, struct pkt *out)
+{
+	/* Ethernet (14), IPv4 without options (20), the ports (4) */
+	if (dlt != 1 || caplen < 14 + 20 + 4 || rd_be16(data + 12) != 0x0800 || data[14] != 0x45)
+		return false;
+	const uint8_t *ip = data + 14;
+	if ((ip[9] != 6 && ip[9] != 17) || (rd_be16(ip + 6) & 0x3fff)) /* fragments: not here */
+		return false;
+	out->ip_ver = 4;
+	out->transport = ip[9];
+	memset(&out->src, 0, sizeof(out->src));
+	memset(&out->dst, 0, sizeof(out->dst));
+	memcpy(out->src.b, ip + 12, 4);
+	memcpy(out->dst.b, ip + 16, 4);
+	out->sport = rd_be16(ip + 20);
+	out->dport = rd_be16(ip + 22);
+	return true;
+}
+
 enum decode_result decode_packet(int dlt, const uint8_t *data, uint32_t caplen, uint64_t ts_us,
                                  struct pkt *out)
 {

@@ -326,6 +326,13 @@ int engine_packet(engine *e, int dlt, const uint8_t *data, uint32_t caplen, uint
 	return 0;
 }
 
+void engine_prefetch(engine *e, int dlt, const uint8_t *data, uint32_t caplen)
+{
+	struct pkt p;
+	if (decode_peek_tuple(dlt, data, caplen, &p))
+		flow_prefetch(e->flows, &p);
+}
+
 int engine_flush(engine *e, enum end_reason why)
 {
 	struct flow *f;

@@ -18,6 +18,9 @@
 #define CHUNK_FLOWS ((uint32_t)(HUGEMEM_PAGE / sizeof(struct flow)))
 #define BUCKETS_MIN 4096u
 #define GONE_WAYS 8u       /* evicted connections' fingerprints: a set is one cache line */ /* the bucket array starts here and doubles with the open flows */
+#ifndef FLOW_PREFETCH_BYTES
+#define FLOW_PREFETCH_BYTES sizeof(struct flow)
+#endif
 
 enum { L_CLOSED = 0, L_HALFOPEN, L_ACTIVE, L_COUNT };
 
@@ -44,6 +47,7 @@ struct flow_table {
 	uint64_t *gone;
 	uint32_t gone_mask;
 	uint8_t gone_turn;
+	uint32_t prefetched;    /* the bucket flow_prefetch fetched last, + 1 */
 };
 
 static struct flow *at(const flow_table *t, uint32_t idx1)
@@ -224,7 +228,10 @@ uint32_t flow_default_cap(void)
 static void grow_buckets(flow_table *t)
 {
 	uint32_t nb = (t->mask + 1) * 2;
-	uint32_t *nbk = calloc(nb, sizeof(*nbk));
+	/* from 2 MiB on, in huge pages: with a million flows open every lookup reads a random
+	 * bucket, and 4 KiB pages made most of them a TLB miss too */
+	size_t bytes = (size_t)nb * sizeof(uint32_t);
+	uint32_t *nbk = bytes >= HUGEMEM_PAGE ? huge_alloc(bytes, true) : calloc(nb, sizeof(*nbk));
 	if (!nbk)
 		return;
 	for (uint32_t b = 0; b <= t->mask; b++) {
@@ -268,6 +275,24 @@ struct flow *flow_lookup(flow_table *t, const struct pkt *p, int *dir)
 		}
 	}
 	return NULL;
+}
+
+void flow_prefetch(flow_table *t, const struct pkt *p)
+{
+	/* the flow of the packet before: its bucket arrived meanwhile; the lines a packet's
+	 * trackers read (the key, both sides), all of them: with a million flows open each is a
+	 * miss of its own otherwise */
+	if (t->prefetched) {
+		uint32_t i = t->buckets[(t->prefetched - 1) & t->mask];
+		if (i) {
+			const char *f = (const char *)at(t, i);
+			for (size_t off = 0; off < FLOW_PREFETCH_BYTES; off += 64)
+				__builtin_prefetch(f + off);
+		}
+	}
+	uint32_t b = tuple_hash(t, p);
+	__builtin_prefetch(&t->buckets[b]);
+	t->prefetched = b + 1;
 }
 
 static void list_unlink(flow_table *t, struct flow *f)
@@ -317,7 +342,9 @@ struct flow *flow_insert(flow_table *t, const struct pkt *p, bool src_is_client)
 		uint32_t used = t->nchunks * CHUNK_FLOWS;
 		if (t->count >= used) { /* every allocated slot is in use: add a chunk */
 			/* one 2 MiB page of flows: touched end to end right below */
-			struct flow *chunk = huge_alloc((size_t)CHUNK_FLOWS * sizeof(*chunk), true);
+			/* not cleared here: each slot is cleared as it is taken (below), and the loop
+			 * after this writes every slot's link anyway */
+			struct flow *chunk = huge_alloc((size_t)CHUNK_FLOWS * sizeof(*chunk), false);
 			if (!chunk)
 				return NULL;
 			t->chunks[t->nchunks++] = chunk;

@@ -357,11 +357,19 @@ static int loop_replay(struct plan *p, struct run_state *rs)
 	return rc;
 }
 
+/* The frame after the next, for prefetching (engine_prefetch). */
+static void on_peek(void *arg, int dlt, const uint8_t *data, uint32_t caplen)
+{
+	struct run_state *rs = arg;
+	engine_prefetch(rs->eng, dlt, data, caplen);
+}
+
 /* Files merged by packet time, or a pipe read as it comes (on_idle). */
 static int loop_files(struct plan *p, struct run_state *rs)
 {
 	struct capture_opts co = { .files = p->files, .nfiles = p->nfiles, .filter = p->cfg->filter,
-		                   .max_packets = p->cfg->count, .idle = on_idle, .idle_arg = rs };
+		                   .max_packets = p->cfg->count, .idle = on_idle, .idle_arg = rs,
+		                   .peek = on_peek };
 	capture_files(&co, on_packet, rs, &stop_requested, &rs->cr);
 	return 0;
 }

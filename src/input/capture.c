@@ -376,9 +376,12 @@ static int read_file(const char *path, const struct capture_opts *o, capture_fn 
 		if (*stop || (o->max_packets && res->packets >= o->max_packets))
 			break;
 		struct capture_rec r;
+		r.next = NULL;
 		int got = capture_file_next(cf, &r);
 		if (got == 1) {
 			res->packets++;
+			if (o->peek && r.next)
+				o->peek(arg, r.dlt, r.next, r.next_caplen);
 			if (fn(arg, r.dlt, r.data, r.caplen, r.len, r.ts_us) != 0) {
 				res->stopped = 1;
 				break;

@@ -263,9 +263,14 @@ int fileread_next(fileread *m, struct capture_rec *r)
 	/* two records ahead, the header and first lines of the packet: each record is new,
 	 * cold memory, and one record ahead is too close to hide the miss. The next record's
 	 * header, which says where that one starts, was fetched the same way one call ago. */
+	r->next = NULL;
 	if (m->rec + PCAP_REC_HDR <= win_end) {
 		uint32_t next_cap = fileread_u32(m->win + (m->rec - m->win_off) + 8, m->swapped);
 		off_t after = m->rec + PCAP_REC_HDR + (off_t)next_cap;
+		if (next_cap <= m->snapshot && after <= win_end) { /* the next frame, whole: peeked */
+			r->next = m->win + (m->rec - m->win_off) + PCAP_REC_HDR;
+			r->next_caplen = next_cap;
+		}
 		if (next_cap <= m->snapshot && after + 3 * 64 <= win_end) {
 			const uint8_t *p = m->win + (after - m->win_off);
 			__builtin_prefetch(p);
