@@ -36,10 +36,24 @@ struct section {
 	const char *sql;
 };
 
+/* Tables left out when they have no rows (CSV and JSON keep them, empty): what happens only
+ * under pressure. */
+static bool hide_empty(const struct section *sec)
+{
+	return !strcmp(sec->key, "evicted");
+}
+
 static const struct section summary_sections[] = {
 	{ "runs", "Runs", DEFAULT_ROWS,
 	  "SELECT probe, id AS run_id, status, source, packets, tcp_packets, decode_errors, flows, "
 	  "evicted, one_direction, syn_opts_cut, acked_unseen FROM runs ORDER BY probe, id" },
+	/* what eviction cost (issue 29): an evicted flow's row ends where it was evicted (its
+	 * later packets make no second row), so its first flights may have had no end yet */
+	{ "evicted", "Flows evicted early (the flow table was full: --flow-cap)", DEFAULT_ROWS,
+	  "SELECT probe, run_id, count(*) AS flows, sum(handshake = 'complete') AS complete, "
+	  "sum(s_iw_limit = 'cwnd') AS exact_server_iw, "
+	  "sum(s_iw_limit IS NULL OR s_iw_limit <> 'cwnd') AS no_exact_server_iw FROM flows "
+	  "WHERE end_reason = 'evicted' GROUP BY probe, run_id ORDER BY probe, run_id" },
 	{ "handshakes", "Handshakes", DEFAULT_ROWS,
 	  "SELECT handshake, count(*) AS flows, "
 	  "round(100.0 * count(*) / (SELECT count(*) FROM flows), 1) AS pct "
@@ -587,7 +601,7 @@ int report_main(int argc, char **argv)
 			if (dbread_query(s, secs[i].sql, table_row, &t) != 0 || t.nomem) {
 				fprintf(stderr, "iwscope: %s\n", t.nomem ? "out of memory" : dbread_error(s));
 				rc = EXIT_RUNTIME;
-			} else {
+			} else if (t.nrows || !hide_empty(&secs[i])) {
 				print_table(&secs[i], &t, &term);
 			}
 			table_free(&t);
