@@ -47,13 +47,6 @@ static const struct section summary_sections[] = {
 	{ "runs", "Runs", DEFAULT_ROWS,
 	  "SELECT probe, id AS run_id, status, source, packets, tcp_packets, decode_errors, flows, "
 	  "evicted, one_direction, syn_opts_cut, acked_unseen FROM runs ORDER BY probe, id" },
-	/* what eviction cost (issue 29): an evicted flow's row ends where it was evicted (its
-	 * later packets make no second row), so its first flights may have had no end yet */
-	{ "evicted", "Flows evicted early (the flow table was full: --flow-cap)", DEFAULT_ROWS,
-	  "SELECT probe, run_id, count(*) AS flows, sum(handshake = 'complete') AS complete, "
-	  "sum(s_iw_limit = 'cwnd') AS exact_server_iw, "
-	  "sum(s_iw_limit IS NULL OR s_iw_limit <> 'cwnd') AS no_exact_server_iw FROM flows "
-	  "WHERE end_reason = 'evicted' GROUP BY probe, run_id ORDER BY probe, run_id" },
 	{ "handshakes", "Handshakes", DEFAULT_ROWS,
 	  "SELECT handshake, count(*) AS flows, "
 	  "round(100.0 * count(*) / (SELECT count(*) FROM flows), 1) AS pct "
@@ -85,6 +78,14 @@ static const struct section summary_sections[] = {
 	{ "frames_not_analysed", "Frames not analysed", DEFAULT_ROWS,
 	  "SELECT reason, sum(packets) AS packets FROM run_decode GROUP BY reason "
 	  "ORDER BY packets DESC, reason" },
+	/* what eviction cost (issue 29): an evicted flow's row ends where it was evicted (its
+	 * later packets make no second row), so its first flights may have had no end yet */
+	{ "evicted", "Flows evicted early (the flow table was full: --flow-cap)", DEFAULT_ROWS,
+	  "SELECT probe, run_id, count(*) AS flows, "
+	  "sum(CASE WHEN handshake = 'complete' THEN 1 ELSE 0 END) AS complete, "
+	  "sum(CASE WHEN s_iw_limit = 'cwnd' THEN 1 ELSE 0 END) AS exact_server_iw, "
+	  "sum(CASE WHEN s_iw_limit = 'cwnd' THEN 0 ELSE 1 END) AS no_exact_server_iw FROM flows "
+	  "WHERE end_reason = 'evicted' GROUP BY probe, run_id ORDER BY probe, run_id" },
 };
 
 static const struct section server_sections[] = {
