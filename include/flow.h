@@ -251,7 +251,8 @@ bool flow_evicted_seen(const flow_table *t, const struct pkt *p);
 uint32_t flow_default_cap(void);
 
 uint32_t flow_count(const flow_table *t);
-/* Bytes held per flow slot (struct flow plus its index share), for the README figure. */
+/* Bytes held per open flow (struct flow, its share of the buckets, the DPI stage's state of
+ * it), for --version and the README figure. */
 size_t flow_slot_bytes(void);
 
 #endif

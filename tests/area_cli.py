@@ -1,6 +1,7 @@
 # The command line: several files as one capture, standard input, BPF filters, -c, --help;
 # bad input gives one clear message, a non-zero exit, and keeps the rows already analysed.
 # Run by tests/run.py with tests/helpers.py's names (see run.py).
+import re
 
 
 @test("several-files-are-one-capture", ("release", "asan"))
@@ -73,6 +74,22 @@ def t_cli(binary, tmp):
     eq(run([], binary)[0], 1, "no input")
     eq(run(["-r", truth_pcap(), "-c", "x"], binary)[0], 1, "bad count")
     eq(run(["report"], binary)[0], 1, "report without a database")
+
+
+@test("version-memory-matches-readme")
+def t_version_memory(binary, tmp):
+    """--version states the bytes an open flow holds (struct flow, its buckets, the DPI stage's
+    state) and nDPI's per-flow state; README's Memory section states the same figures."""
+    rc, out, _ = run(["--version"], binary)
+    eq(rc, 0, "--version")
+    m = re.search(r"memory: (\d+) bytes per open flow, plus (\d+) bytes of nDPI state", out)
+    assert m, out
+    readme = open(os.path.join(ROOT, "README.md")).read()
+    mem = readme[readme.index("### Memory"):readme.index("## How we know it is right")]
+    assert "**%s bytes per open flow**" % m.group(1) in mem, "README says another flow size than %s" % m.group(1)
+    assert "**%s bytes of nDPI flow state" % m.group(2) in mem, "README says another nDPI size than %s" % m.group(2)
+    assert re.search(r"flow table: \d+ open flows at most by default", out), out
+    return "%s + %s bytes" % (m.group(1), m.group(2))
 
 
 # Bad input

@@ -433,7 +433,9 @@ struct flow *flow_oldest(flow_table *t)
 
 uint32_t flow_count(const flow_table *t) { return t->count; }
 
-size_t flow_slot_bytes(void) { return sizeof(struct flow) + 2 * sizeof(uint32_t); } /* + buckets */
+/* the flow, at most two buckets (the array doubles at one flow a bucket), and the DPI stage's
+ * state of its slot (stage.c) */
+size_t flow_slot_bytes(void) { return sizeof(struct flow) + 2 * sizeof(uint32_t) + sizeof(struct dpi_state); }
 
 /* Follows the sequence sd skipped in the capture as its segment [start, end) arrives (before
  * snd_max moves): a segment beyond snd_max opens a hole (the last one left becomes unseen; a

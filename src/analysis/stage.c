@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,6 +30,9 @@ struct batch {
 	uint8_t data[STAGE_BATCH_BYTES - 2 * sizeof(size_t)]; /* a batch is STAGE_BATCH_BYTES */
 };
 _Static_assert(sizeof(struct batch) == STAGE_BATCH_BYTES, "a batch is STAGE_BATCH_BYTES");
+/* a record is read in place in its batch: every message starts 8-byte aligned */
+_Static_assert(sizeof(struct msg) % 8 == 0 && offsetof(struct batch, data) % 8 == 0 &&
+               _Alignof(struct flow_record) <= 8, "records aligned in their batch");
 
 /* nDPI's view of the flows, by the engine's flow slot, in chunks allocated as slots are used.
  * A slot's next flow sends its first packet only after the record of the one before, and the
@@ -300,9 +304,9 @@ static void to_sinks(stage *s, const struct flow_record *rec)
 		atomic_store(&s->failed, 1);
 }
 
-static void handle(stage *s, const struct msg *m)
+static void handle(stage *s, struct msg *m)
 {
-	const uint8_t *body = (const uint8_t *)(m + 1);
+	uint8_t *body = (uint8_t *)(m + 1);
 	if (m->type == MSG_TICK) {
 		if (sinks_tick(s->sinks, s->nsinks) != 0)
 			atomic_store(&s->failed, 1);
@@ -319,15 +323,11 @@ static void handle(stage *s, const struct msg *m)
 		dpi_packet(s->dpi, st, body + sizeof(cap), cap, m->ts_us);
 		return;
 	}
-	struct flow_record *rec = malloc(sizeof(*rec));
-	if (!rec) {
-		atomic_store(&s->failed, 1);
-		return;
-	}
-	memcpy(rec, body, sizeof(*rec));
+	/* the record in place: the batch is this thread's until it is handled (messages are
+	 * 8-byte aligned, as the record is) */
+	struct flow_record *rec = (struct flow_record *)(void *)body;
 	if (m->type == MSG_ROW) {
 		to_sinks(s, rec);
-		free(rec);
 		return;
 	}
 	struct dpi_state *st = state_of(s, (uint32_t)m->key, false);
@@ -336,7 +336,6 @@ static void handle(stage *s, const struct msg *m)
 	if (s->dpi)
 		dpi_finish(s->dpi, st ? st : &none, rec);
 	to_sinks(s, rec);
-	free(rec);
 	if (st)
 		state_clear(s, st);
 }
@@ -366,7 +365,7 @@ static void *run(void *arg)
 			s->queue_tail = NULL;
 		pthread_mutex_unlock(&s->mu);
 		for (size_t off = 0; off < b->used;) {
-			const struct msg *m = (const struct msg *)(b->data + off);
+			struct msg *m = (struct msg *)(b->data + off);
 			if (!atomic_load_explicit(&s->failed, memory_order_relaxed))
 				handle(s, m);
 			off += sizeof(*m) + m->len;

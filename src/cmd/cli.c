@@ -107,6 +107,8 @@ static void version(void)
 	       pg_libpq_version());
 	printf("memory: %zu bytes per open flow, plus %zu bytes of nDPI state until its protocol "
 	       "is decided\n", flow_slot_bytes(), dpi_flow_bytes());
+	printf("flow table: %u open flows at most by default (%u%% of the memory available now)\n",
+	       flow_default_cap(), FLOW_MEM_PERCENT);
 }
 
 /* Joins argv[from..argc) with spaces: the tcpdump-style trailing filter. */

@@ -387,10 +387,18 @@ static int drain(struct worker *w, unsigned budget)
 			tail += r->size - (tail & (r->size - 1));
 			continue;
 		}
+		/* the frame after it, when the ring has it already: its flow is fetched meanwhile
+		 * (engine_prefetch: with many connections open, each lookup is a cache miss) */
+		uint64_t next = tail + frame_bytes(f->caplen);
+		if (next != head && (next & (r->size - 1))) {
+			const struct frame *g = (const struct frame *)(r->buf + (next & (r->size - 1)));
+			if (g->caplen != FRAME_WRAP)
+				engine_prefetch(w->eng, w->lc->dlts[g->link], (const uint8_t *)(g + 1), g->caplen);
+		}
 		if (engine_packet(w->eng, w->lc->dlts[f->link], (const uint8_t *)(f + 1), f->caplen,
 		                  f->wirelen, f->ts_us) != 0)
 			rc = -1;
-		tail += frame_bytes(f->caplen);
+		tail = next;
 		if (++n % 256 == 0)
 			atomic_store_explicit(&r->tail, tail, memory_order_release);
 	}
