@@ -89,3 +89,36 @@ def t_eviction(binary, tmp):
     eq(run_row, {"flows": 100, "evicted": 84}, "run")
     eq(len(rows(db)), 100, "rows")
     eq(len(rows(db, "SELECT * FROM flows WHERE end_reason = 'evicted'")), 84, "evicted rows")
+
+
+@test("evicted-connection-continues-without-a-second-row", ("release", "asan"))
+def t_eviction_continuation(binary, tmp):
+    """100 connections open at once in a table of 16: each is evicted after its handshake and
+    request, and its later packets (the response, the ACK, the FINs) are known as its own: one
+    row a connection, none starting mid-stream; the summary says what eviction cost."""
+    pk = []
+    for i in range(100):
+        c = craft.Conn(cport=20000 + i, t0=1700000000.0 + i * 0.001)
+        c.c(0, "S", 0, 0, opts=craft.tcp_options(mss=1460))
+        c.s(0.0002, "SA", 0, 1, opts=craft.tcp_options(mss=1460))
+        c.c(0.0002, "A", 1, 1)
+        c.c(0.00001, "PA", 1, 1, payload=b"GET / HTTP/1.1\r\nHost: a.test\r\n\r\n")
+        pk += c.out
+    for i in range(100):  # all open; then each answers and closes
+        c = craft.Conn(cport=20000 + i, t0=1700000001.0 + i * 0.001)
+        c.s(0, "PA", 1, 35, payload=b"x" * 1000)
+        c.c(0.0002, "A", 35, 1001)
+        c.c(0.0001, "FA", 35, 1001)
+        c.s(0.0001, "FA", 1001, 36)
+        c.c(0.0001, "A", 36, 1002)
+        pk += c.out
+    pk.sort(key=lambda x: x[0])
+    p = os.path.join(tmp, "open.pcap")
+    craft.write_pcap(p, pk)
+    db = os.path.join(tmp, "c.db")
+    rc, _, err = run(["--no-dpi", "-r", p, "-o", db, "--flow-cap", "16"], binary)
+    eq(rc, 0, "exit: " + err)
+    got = rows(db, "SELECT handshake, count(*) AS n FROM flows GROUP BY handshake")
+    eq(got, [{"handshake": "complete", "n": 100}], "one row a connection, each from its SYN")
+    eq(rows(db, "SELECT flows, evicted FROM runs")[0], {"flows": 100, "evicted": 84}, "run")
+    assert "84 evicted early" in err and "later packets of theirs not analysed" in err, err
