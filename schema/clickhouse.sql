@@ -1,8 +1,8 @@
 -- iwscope database schema, ClickHouse dialect (18.16 and later): the tables of schema/sqlite.sql,
 -- column for column (a test compares them), and the views of schema/views.sql rewritten for
--- ClickHouse. `iwscope schema clickhouse [--cluster NAME] [--database DB]` prints it with {db},
--- {local} and the --cluster lines filled in; a probe writing to a server without these tables
--- creates the one-server form itself.
+-- ClickHouse. `iwscope schema clickhouse [--cluster NAME] [--database DB]` prints it for that
+-- database (the names in braces filled in, the cluster's lines kept with --cluster); a probe
+-- writing to a server without these tables creates the one-server form itself.
 --
 -- Rows are never updated in place: a flow is written early and again when it ends, a run at its
 -- start and at its end, and a spool batch whose answer was lost is sent again. Every table is a

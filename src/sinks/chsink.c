@@ -174,12 +174,12 @@ static int earlier_runs(chsink *c, const struct run_info *run)
 {
 	if (!c->db || (run->again != RUN_NEW_ONLY && run->again != RUN_REPLACE))
 		return 0;
-	char probe[256], source[4200], sql[9000];
+	char probe[256], source[4200], sql[16384];
 	if (literal(run->probe, probe, sizeof(probe)) != 0 || literal(run->source, source, sizeof(source)) != 0)
 		return 0; /* too long to ask about: as if unknown */
 	int64_t got[3] = { 0, 0, 0 };
 	snprintf(sql, sizeof(sql), "SELECT count(), max(id), (SELECT count() FROM flows FINAL WHERE "
-	         "probe = %s AND run_id IN (SELECT id FROM runs FINAL WHERE probe = %s AND source = %s)) "
+	         "probe = %s AND run_id GLOBAL IN (SELECT id FROM runs FINAL WHERE probe = %s AND source = %s)) "
 	         "FROM runs FINAL WHERE probe = %s AND source = %s", probe, probe, source, probe, source);
 	if (ch_query(c->db, sql, count_row, got) != 0) {
 		snprintf(c->err, sizeof(c->err), "%s", ch_error(c->db));
