@@ -363,6 +363,41 @@ def pg_database(tmp):
     return srv, srv.uri(name), name
 
 
+import chserver  # noqa: E402
+
+_CH = []
+
+
+def ch_cluster():
+    """The suite's private ClickHouse cluster (two shards, clickhouse-server 18.16), started on
+    first use (Skip when the server package is missing: `make test` installs it)."""
+    if not _CH:
+        if not chserver.available():
+            raise Skip("clickhouse-server not installed (make deps installs it)")
+        c = chserver.ChCluster(2)
+        atexit.register(c.close)
+        _CH.append(c)
+    return _CH[0]
+
+
+def ch_database(tmp, cluster=False):
+    """A fresh database for one test on every shard of the suite's cluster: empty, or with
+    cluster the schema of `iwscope schema clickhouse --cluster` run on each shard. Its name."""
+    c = ch_cluster()
+    name = "t_" + os.path.basename(tmp).replace("-", "_").replace(".", "_").lower()
+    for s in c.shards:
+        s.query("CREATE DATABASE %s" % name)
+    if cluster:
+        _, ddl, _ = run(["schema", "clickhouse", "--cluster", chserver.CLUSTER, "--database", name],
+                        REL, 0)
+        ddl = re.sub(r"--[^\n]*", "", ddl)
+        for s in c.shards:
+            for stmt in (x.strip() for x in ddl.split(";")):
+                if stmt:
+                    s.query(stmt)
+    return c, name
+
+
 FLOW_KEY = ("probe", "run_id", "flow_key", "server_ip")
 
 

@@ -16,6 +16,7 @@
 #include "capture.h"
 #include "dpi.h"
 #include "exitcode.h"
+#include "ch.h"
 #include "pg.h"
 #include "store.h"
 
@@ -33,7 +34,7 @@ static void usage(FILE *out)
 	        "               [--limit N]\n"
 	        "       iwscope plot DB|URI -o DIR\n"
 	        "       iwscope merge [-q] DB [DB ...] -o DB|URI\n"
-	        "       iwscope schema sqlite|postgresql\n"
+	        "       iwscope schema sqlite|postgresql|clickhouse [--cluster NAME] [--database DB]\n"
 	        "       iwscope --version | -h\n"
 	        "\n"
 	        "Reconstructs every TCP handshake in a capture, measures each side's first flight\n"
@@ -62,12 +63,17 @@ static void usage(FILE *out)
 	        "  -o postgresql://USER@HOST/DB\n"
 	        "                 write to PostgreSQL instead (schema created if absent); rows\n"
 	        "                 spool to a local SQLite file while the server is unreachable\n"
+	        "  -o clickhouse://USER@HOST[:PORT]/DB\n"
+	        "                 write to ClickHouse over HTTP (port 8123; one server's schema\n"
+	        "                 created if absent; a cluster's: iwscope schema clickhouse); the\n"
+	        "                 same spool; password also from CLICKHOUSE_PASSWORD or\n"
+	        "                 ?password_file=PATH\n"
 	        "  --probe NAME   this capture point's name in runs and flows (default: host name)\n"
 	        "  --replace      the same files analysed into the database before (same probe,\n"
 	        "                 same -r list): analyse them again in place of that run\n"
 	        "  --append       ... or add a second run beside it (without either, such a run\n"
 	        "                 is refused: its flows would count twice)\n"
-	        "  --spool FILE   the spool for -o postgresql:// (default\n"
+	        "  --spool FILE   the spool for -o postgresql:// or clickhouse:// (default\n"
 	        "                 ~/.local/state/iwscope/spool-PROBE.db)\n"
 	        "  -c COUNT       stop after COUNT packets\n"
 	        "  -F FILE        read the BPF filter expression from FILE\n"
@@ -101,9 +107,9 @@ static int usage_error(const char *what)
 
 static void version(void)
 {
-	printf("iwscope %s\n%s\nnDPI %s\nSQLite %s (schema version %d)\nlibpq %s\n", IWSCOPE_VERSION,
-	       capture_pcap_version(), dpi_version(), store_sqlite_version(), store_schema_version(),
-	       pg_libpq_version());
+	printf("iwscope %s\n%s\nnDPI %s\nSQLite %s (schema version %d)\nlibpq %s\nlibcurl %s\n",
+	       IWSCOPE_VERSION, capture_pcap_version(), dpi_version(), store_sqlite_version(),
+	       store_schema_version(), pg_libpq_version(), ch_libcurl_version());
 	printf("memory: %zu bytes per open flow, plus %zu bytes of nDPI state until its protocol "
 	       "is decided\n", flow_slot_bytes(), dpi_flow_bytes());
 }
@@ -468,8 +474,8 @@ static int check_combinations(const struct config *cfg)
 		fprintf(stderr, "iwscope: --append and --replace do not go together\n");
 		return EXIT_USAGE;
 	}
-	if (cfg->spool && !pg_is_uri(cfg->db)) {
-		fprintf(stderr, "iwscope: --spool is for -o postgresql://...\n");
+	if (cfg->spool && !pg_is_uri(cfg->db) && !ch_is_uri(cfg->db)) {
+		fprintf(stderr, "iwscope: --spool is for -o postgresql://... or clickhouse://...\n");
 		return EXIT_USAGE;
 	}
 	return 0;
@@ -484,7 +490,7 @@ static int settle(int argc, char **argv, struct config *cfg, const char *filter_
 		return EXIT_USAGE;
 	}
 	pg_redact(cfg->db, cfg->db_shown, sizeof(cfg->db_shown));
-	if (pg_is_uri(cfg->db) && !cfg->spool) {
+	if ((pg_is_uri(cfg->db) || ch_is_uri(cfg->db)) && !cfg->spool) {
 		if (default_spool(cfg->probe, cfg->spool_default, sizeof(cfg->spool_default)) != 0)
 			return EXIT_RUNTIME;
 		cfg->spool = cfg->spool_default;
