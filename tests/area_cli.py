@@ -23,6 +23,9 @@ def t_multi(binary, tmp):
     r = rows(os.path.join(tmp, "s.db"), "SELECT source, packets FROM runs")[0]
     eq(r["source"], a + " " + b, "source")
     eq(r["packets"], len(recs), "packets")
+    # each flow says the file it began in (issue 31 item 6)
+    got = [f["source_file"] for f in rows(os.path.join(tmp, "s.db"), "SELECT source_file FROM flows ORDER BY ts_us")]
+    assert set(got) == {a, b} and got == sorted(got), got
 
 
 @test("stdin", ("release", "asan"))

@@ -424,7 +424,7 @@ def t_sqlite_upgrade_3(binary, tmp):
         con.execute("DROP VIEW %s" % v)
     for c in NEW_IN_4 + NEW_IN_5:
         con.execute("ALTER TABLE flows DROP COLUMN %s" % c)
-    for c in NEW_RUNS_IN_4:
+    for c in NEW_RUNS_IN_4 + NEW_RUNS_IN_5:
         con.execute("ALTER TABLE runs DROP COLUMN %s" % c)
     con.execute("PRAGMA user_version = 3")
     con.commit()
@@ -433,9 +433,9 @@ def t_sqlite_upgrade_3(binary, tmp):
     run(["-q", "--no-dpi", "--probe", "new", "-r", truth_pcap(), "-o", db], binary, 0)
     eq(rows(db, "PRAGMA user_version")[0]["user_version"], SCHEMA_VERSION, "upgraded")
     cols = [c["name"] for c in rows(db, "SELECT name FROM pragma_table_info('flows')")]
-    eq(cols[-14:], NEW_IN_4 + NEW_IN_5, "flows' new columns last")
+    eq(cols[-len(NEW_IN_4 + NEW_IN_5):], NEW_IN_4 + NEW_IN_5, "flows' new columns last")
     cols = [c["name"] for c in rows(db, "SELECT name FROM pragma_table_info('runs')")]
-    eq(cols[-3:], NEW_RUNS_IN_4, "runs' new columns last")
+    eq(cols[-5:], NEW_RUNS_IN_4 + NEW_RUNS_IN_5, "runs' new columns last")
     got = rows(db, "SELECT * FROM flows WHERE probe = 'old' ORDER BY flow_key")
     eq([{k: v for k, v in r.items() if k not in NEW_IN_4 + NEW_IN_5} for r in got], old, "rows kept")
     eq({r["transport"] for r in got}, {None}, "old rows: transport unknown (tcp)")

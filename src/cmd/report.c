@@ -573,7 +573,7 @@ int report_main(int argc, char **argv)
 	char err[1100];
 	dbread *s = dbread_open(argv[optind], err, sizeof(err));
 	if (!s) {
-		fprintf(stderr, "iwscope: %s\n", err);
+		fprintf(stderr, "iwscope: report: %s\n", err);
 		return EXIT_RUNTIME;
 	}
 	struct term term = term_of_stdout();
