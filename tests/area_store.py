@@ -451,3 +451,38 @@ def t_sqlite_upgrade_3(binary, tmp):
     eq(rows(db, q), rows(fresh, q), "views as a fresh file's")
     _, out, _ = run(["report", db, "--format", "json"], binary, 0)
     eq([r["acked_unseen"] for r in json.loads(out)["runs"]], [0, None], "report: new, old")
+
+
+@test("full-disk-run-says-what-is-stored")
+def t_full_disk(binary, tmp):
+    """A file system that fills up mid-run (a 300 KiB tmpfs): "database or disk is full", exit
+    status 2, and the run's record counts the flows the file holds (0 here: the batch was rolled
+    back), not those analysed (issue 31 item 5)."""
+    if os.geteuid() != 0:
+        raise Skip("needs root to mount a small tmpfs")
+    conns = []
+    for i in range(3000):
+        c = craft.Conn(cport=20000 + i % 40000, cip="10.%d.%d.1" % (i // 250, i % 250),
+                       t0=1700000000.0 + i * 0.001)
+        c.c(0, "S", 0, 0, opts=craft.tcp_options(mss=1460))
+        c.s(0.0001, "SA", 0, 1, opts=craft.tcp_options(mss=1460))
+        c.c(0.0001, "A", 1, 1)
+        c.c(0.0001, "FA", 1, 1)
+        c.s(0.0001, "FA", 1, 2)
+        conns += c.out
+    cap = os.path.join(tmp, "many.pcap")
+    craft.write_pcap(cap, sorted(conns, key=lambda p: p[0]))
+    mnt = os.path.join(tmp, "small")
+    os.mkdir(mnt)
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=300k", "tmpfs", mnt]).returncode:
+        raise Skip("cannot mount a tmpfs here")
+    try:
+        db = os.path.join(mnt, "f.db")
+        rc, _, err = run(["--no-dpi", "-r", cap, "-o", db], binary)
+        eq(rc, 2, "exit status")
+        assert "database or disk is full" in err, err
+        stored = count_rows(db)
+        r = rows(db, "SELECT status, flows FROM runs")[0]
+        eq((r["status"], r["flows"]), ("failed", stored), "the run's record against the flows table")
+    finally:
+        subprocess.run(["umount", mnt])
