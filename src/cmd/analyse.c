@@ -486,6 +486,11 @@ static void print_live_counts(const struct plan *p, const struct run_info *run)
 	fprintf(stderr, "iwscope: %lld packets received by the capture, %lld dropped (%s); "
 	        "the capture waited %.1f ms at most\n", (long long)run->pcap_received,
 	        (long long)run->pcap_dropped, p->options, livecap_longest_stall(p->lc) / 1000.0);
+	for (unsigned i = 0; i < p->nlive; i++)
+		if (capture_live_loopback(p->cfg->ifaces[i]))
+			fprintf(stderr, "iwscope: %s is a loopback interface: the kernel counts each of its "
+			        "packets twice (as sent and as received), libpcap hands over one copy, so "
+			        "'received' is twice the packets analysed\n", p->cfg->ifaces[i]);
 	for (unsigned i = 0; i < p->nlive && p->nlive > 1; i++) {
 		int64_t received, dropped;
 		livecap_capture_counts(p->lc, i, &received, &dropped);
