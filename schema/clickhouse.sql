@@ -46,6 +46,8 @@ CREATE TABLE IF NOT EXISTS {db}.runs{local} (
   one_direction   Nullable(Int64),           -- flows whose rows show packets of one side only
   syn_opts_cut    Nullable(Int64),           -- SYN and SYN-ACK frames whose options the snaplen cut
   acked_unseen    Nullable(Int64),          -- bytes acknowledged but never captured (sum of flows' c_ and s_acked_unseen)
+  skipped         Nullable(String),         -- the input files skipped, a line each: "FILE: why" (NULL: none)
+  digest          Nullable(String),         -- a digest of the capture's first records (the same capture read again)
   row_version     UInt8 DEFAULT if(isNull(finished_us), 0, 1) -- 1: the run's final row
 ) ENGINE = ReplacingMergeTree(row_version)
   PARTITION BY toYYYYMM(toDate(intDiv(id, 1000000)))
@@ -133,6 +135,7 @@ CREATE TABLE IF NOT EXISTS {db}.flows{local} (
   quic_s_preval Nullable(Int64),              -- the server's bytes before that (at most 3 x quic_c_preval)
   quic_amp_limited Nullable(Int64),           -- 1: the server's first flight stopped at the 3x limit
   quic_hs_rtts  Nullable(Int64),              -- round trips before the client's first 1-RTT packet
+  source_file   Nullable(String),             -- the capture file the flow began in, as given to -r (NULL: live)
   row_version   UInt8 DEFAULT if(isNull(end_reason), 0, 1) -- 1: the flow's final row
 ) ENGINE = ReplacingMergeTree(row_version)
   PARTITION BY toDate(intDiv(ts_us, 1000000))

@@ -46,7 +46,9 @@ NEW_IN_3 = ["c_iw_end", "s_iw_end", "c_iw_next", "s_iw_next", "c_iw_pause_us", "
 NEW_IN_4 = ["c_acked_unseen", "s_acked_unseen"]             # flows
 NEW_RUNS_IN_4 = ["one_direction", "syn_opts_cut", "acked_unseen"]
 NEW_IN_5 = ["transport", "quic_version", "alpn", "quic_retry", "quic_vn", "quic_0rtt", "quic_spin",
-            "quic_c_initial", "quic_c_preval", "quic_s_preval", "quic_amp_limited", "quic_hs_rtts"]
+            "quic_c_initial", "quic_c_preval", "quic_s_preval", "quic_amp_limited", "quic_hs_rtts",
+            "source_file"]
+NEW_RUNS_IN_5 = ["skipped", "digest"]
 SCHEMA_VERSION = 5
 
 
@@ -83,7 +85,8 @@ def rows(db, sql="SELECT * FROM flows ORDER BY ts_us, client_port"):
 
 
 def strip_ids(rs):
-    return [{k: v for k, v in r.items() if k not in ("id", "run_id")} for r in rs]
+    """Rows without what names the run or its input file (run_id, id, source_file)."""
+    return [{k: v for k, v in r.items() if k not in ("id", "run_id", "source_file")} for r in rs]
 
 
 def analyse(binary, pcaps, tmp, extra=(), name="t.db", rc=0):
@@ -418,7 +421,8 @@ def pg_rows(srv, db, sql):
 
 
 def comparable(rs, also=()):
-    """Flow rows without what names the run (probe, run_id) and the columns in also, sorted."""
-    left_out = ("probe", "run_id", "id") + tuple(also)
+    """Flow rows without what names the run (probe, run_id, source_file) and the columns in
+    also, sorted."""
+    left_out = ("probe", "run_id", "id", "source_file") + tuple(also)
     return sorted((tuple((k, r[k]) for k in sorted(r) if k not in left_out) for r in rs),
                   key=repr)

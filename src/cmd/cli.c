@@ -72,7 +72,9 @@ static void usage(FILE *out)
 	        "  --replace      the same files analysed into the database before (same probe,\n"
 	        "                 same -r list): analyse them again in place of that run\n"
 	        "  --append       ... or add a second run beside it (without either, such a run\n"
-	        "                 is refused: its flows would count twice)\n"
+	        "                 is refused: its flows would count twice; the same capture under\n"
+	        "                 another name or piped to -r - is found by a digest of its first\n"
+	        "                 records at the run's end: said, or replaced with --replace)\n"
 	        "  --spool FILE   the spool for -o postgresql:// or clickhouse:// (default\n"
 	        "                 ~/.local/state/iwscope/spool-PROBE.db)\n"
 	        "  -c COUNT       stop after COUNT packets\n"
@@ -91,9 +93,13 @@ static void usage(FILE *out)
 	        "  -h, --help     this help\n"
 	        "  --version      versions of iwscope, libpcap, nDPI and SQLite\n"
 	        "\n"
-	        "Exit status: 0 success, 1 usage error, 2 runtime failure (unreadable or cut\n"
-	        "capture, unsupported link type, database error, unknown database host or\n"
-	        "refused login). Rows analysed before a failure are kept. See iwscope(1).\n",
+	        "Exit status: 0 success, 1 usage error, 2 runtime failure (a capture cut short,\n"
+	        "no input readable, a database error and why: a missing or unwritable folder,\n"
+	        "a full disk; unknown database host or refused login), 3 some input files\n"
+	        "skipped (unreadable, not a capture, gzip-compressed, an unsupported link type:\n"
+	        "listed, in runs.skipped), every other one analysed (status partial). Rows\n"
+	        "analysed before a failure are kept. Live capture stopped by q or Ctrl-C is\n"
+	        "complete. See iwscope(1).\n",
 	        LIVE_IFACES_MAX, LIVE_SNAPLEN, LIVE_BUFFER_KIB, (double)REPLAY_MAX_GAP_S, DPI_MAX_PKTS, FLOW_CAP_DEFAULT,
 	        LIVE_WORKERS_MAX);
 }

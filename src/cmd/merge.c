@@ -19,7 +19,7 @@
 
 static void usage(FILE *out)
 {
-	fprintf(out, "usage: iwscope merge [-q] DB [DB ...] -o DB|postgresql://...|clickhouse://...%s\n",
+	fprintf(out, "usage: iwscope merge [-q] [--append] DB [DB ...] -o DB|postgresql://...|clickhouse://...%s\n",
 	        out == stderr ? " (see iwscope --help)" : "");
 }
 
@@ -34,11 +34,12 @@ int merge_main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
+		{ "append", no_argument, NULL, 'A' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *out = NULL;
-	bool quiet = false;
+	bool quiet = false, append = false;
 	int c;
 	optind = 1;
 	opterr = 0; /* one line: the usage */
@@ -49,6 +50,9 @@ int merge_main(int argc, char **argv)
 			break;
 		case 'q':
 			quiet = true;
+			break;
+		case 'A': /* runs of a capture already there (runs.digest) merged all the same */
+			append = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -93,7 +97,7 @@ int merge_main(int argc, char **argv)
 			continue;
 		}
 		if (!to_pg) {
-			if (dbmerge_file(dst, in, &ms) != 0) {
+			if (dbmerge_file(dst, in, append, &ms) != 0) {
 				fprintf(stderr, "iwscope: %s\n", sqldb_error(dst));
 				rc = EXIT_RUNTIME;
 				continue;

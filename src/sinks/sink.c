@@ -31,6 +31,7 @@ static int open_sqlite(const struct sink_conf *c, struct sink *out, char *err, s
 		return -1;
 	if (c->bulk)
 		store_bulk(db);
+	store_check_same(db);
 	*out = store_sink(db);
 	return 0;
 }
