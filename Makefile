@@ -6,20 +6,23 @@
 
 PREFIX  ?= /usr/local
 CC      ?= cc
-PKGS    := libpcap libndpi sqlite3 ncursesw libpq
+PKGS    := libpcap libndpi sqlite3 ncursesw libpq libcurl
 SRCS    := $(wildcard src/*.c src/*/*.c)  # src/<role>/<module>.c: README's map
 HDRS    := $(wildcard include/*.h)
 
 # Debian packages the build and the tests need (installed by `make deps` when missing).
-DEB_BUILD := gcc make pkg-config libpcap-dev libndpi-dev libsqlite3-dev libncurses-dev libpq-dev
+DEB_BUILD := gcc make pkg-config libpcap-dev libndpi-dev libsqlite3-dev libncurses-dev libpq-dev \
+             libcurl4-openssl-dev
 DEB_TEST  := sqlite3 tshark tcpdump tcptrace libndpi-bin iproute2 ethtool clang time \
-             libclang-rt-14-dev valgrind tmux python3 chromium postgresql jq
+             libclang-rt-14-dev valgrind tmux python3 chromium postgresql jq \
+             clickhouse-server clickhouse-client
 # ... and what the benchmarks need beyond those (`make bench`, `make bench-live`)
 DEB_BENCH := tcpreplay
 
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-# libpq is compiled against but not linked: src/db/pg.c loads it when a postgresql:// target is used
-PKG_LIBS   = $(shell pkg-config --libs $(filter-out libpq,$(PKGS)) 2>/dev/null) -lm
+# libpq and libcurl are compiled against but not linked: src/db/pg.c loads libpq when a
+# postgresql:// target is used, src/db/ch.c libcurl for clickhouse://
+PKG_LIBS   = $(shell pkg-config --libs $(filter-out libpq libcurl,$(PKGS)) 2>/dev/null) -lm
 
 WARN     := -std=c11 -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wformat-security
 HARDEN   := -D_FORTIFY_SOURCE=2 -fstack-protector-strong -fPIE
@@ -37,10 +40,11 @@ SAN      := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-r
 .PHONY: all debug tsan deps deps-build deps-bench demo test install clean truth quictruth fuzz fuzzers bench bench-live tools soak
 all: $(BUILD)/iwscope
 
-$(BUILD)/schema_sql.c: schema/sqlite.sql schema/postgresql.sql schema/views.sql schema/migrate.sql tools/embed.sh Makefile
+$(BUILD)/schema_sql.c: schema/sqlite.sql schema/postgresql.sql schema/clickhouse.sql schema/views.sql schema/migrate.sql tools/embed.sh Makefile
 	@mkdir -p $(@D)
 	{ sh tools/embed.sh sqldb_schema_sql schema/sqlite.sql schema/views.sql && \
 	  sh tools/embed.sh pg_schema_sql schema/postgresql.sql schema/views.sql && \
+	  sh tools/embed.sh ch_schema_sql schema/clickhouse.sql && \
 	  sh tools/embed.sh schema_views_sql schema/views.sql && \
 	  sh tools/embed.sh schema_migrate_sql schema/migrate.sql; } > $@
 
@@ -139,7 +143,7 @@ quictruth: deps-build
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/iwscope $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 755 $(BUILD)/iwscope $(DESTDIR)$(PREFIX)/bin/iwscope
-	install -m 644 schema/sqlite.sql schema/postgresql.sql schema/views.sql schema/migrate.sql \
+	install -m 644 schema/sqlite.sql schema/postgresql.sql schema/clickhouse.sql schema/views.sql schema/migrate.sql \
 	  $(DESTDIR)$(PREFIX)/share/iwscope/
 	install -m 644 man/iwscope.1 $(DESTDIR)$(PREFIX)/share/man/man1/iwscope.1
 	install -d $(DESTDIR)$(PREFIX)/share/doc/iwscope

@@ -28,6 +28,9 @@ struct capture_opts {
 	uint64_t max_packets;      /* 0 = all */
 	capture_idle_fn idle;      /* a pipe on standard input: called in its silences */
 	void *idle_arg;
+	/* a file that could not be opened (said on stderr): its path and why, with idle_arg */
+	void (*skipped)(void *arg, const char *path, const char *why);
+	unsigned *current_file;    /* set to files' index of each frame before fn sees it */
 	capture_peek_fn peek;      /* or NULL; with the callback's arg */
 };
 
@@ -36,7 +39,8 @@ bool capture_stdin_is_pipe(void);
 
 struct capture_result {
 	uint64_t packets;          /* frames handed to the callback */
-	unsigned files_failed;     /* unreadable, unsupported or cut short */
+	unsigned files_failed;     /* cut short: an error after the file was opened */
+	unsigned files_skipped;    /* could not be opened (unreadable, not a capture, unsupported) */
 	int filter_error;          /* the filter did not compile: a usage error */
 	int stopped;               /* the callback asked to stop */
 };
@@ -69,8 +73,10 @@ struct capture_rec {
 /* Opens a capture file of a supported link type with filter (or NULL, borrowed until the
  * close) installed. A pcapng file is read by pcapng.c (interfaces of several link types; the
  * filter compiled for each), anything else by libpcap. NULL after one line on stderr naming
- * the file; *filter_error is set when the filter was the problem. */
-capture_file *capture_file_open(const char *path, const char *filter, int *filter_error);
+ * the file, why (may be NULL) holding what it said after the name ("unsupported link type ...",
+ * "gzip-compressed ..."); *filter_error is set when the filter was the problem. */
+capture_file *capture_file_open(const char *path, const char *filter, int *filter_error,
+                                char *why, size_t whylen);
 
 /* The next frame that passes the filter: 1 with *r filled, 0 at the end of the file, -1 on an
  * error (capture_file_error says what, in libpcap's words). */
@@ -98,8 +104,9 @@ void capture_replay_skipped(const capture_replay *r, unsigned *gaps, uint64_t *s
  * 0 when none were due, -1 at the end of the last file or when fn asked to stop. */
 int capture_replay_step(capture_replay *r, int timeout_ms, capture_fn fn, void *arg);
 void capture_replay_pause(capture_replay *r, int paused);
-/* Files that could not be read (already reported on stderr). */
+/* Files cut short, and files that could not be opened (already reported on stderr). */
 unsigned capture_replay_failed(const capture_replay *r);
+unsigned capture_replay_skipped_files(const capture_replay *r);
 void capture_replay_close(capture_replay *r);
 
 /* Checks that a BPF expression compiles (for Ethernet); 0, or -1 with libpcap's reason in err. */

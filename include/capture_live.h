@@ -3,6 +3,7 @@
 #ifndef IWSCOPE_CAPTURE_LIVE_H
 #define IWSCOPE_CAPTURE_LIVE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -46,5 +47,10 @@ void capture_live_stats(capture_live *c, int64_t *received, int64_t *dropped);
 void capture_live_close(capture_live *c);
 /* The snaplen and kernel buffer the capture was opened with. */
 void capture_live_settings(const capture_live *c, int *snaplen, int *buffer_kib);
+
+/* Whether iface is a loopback interface: Linux hands a packet socket each of its packets twice
+ * (as sent and as received); libpcap keeps the received copy, but its received count (the
+ * kernel's) has both, so it is twice the packets analysed. */
+bool capture_live_loopback(const char *iface);
 
 #endif

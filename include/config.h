@@ -187,6 +187,20 @@
 #define PG_CONNECT_TIMEOUT_S "5" /* libpq connect_timeout unless PGCONNECT_TIMEOUT is set */
 #endif
 
+/* ClickHouse sink: the same spool, batches and backoff as PostgreSQL's (PG_* above), over HTTP */
+#ifndef LIBCURL_SONAME
+#define LIBCURL_SONAME "libcurl.so.4" /* loaded for clickhouse:// targets only (ch.c) */
+#endif
+#ifndef CH_DEFAULT_PORT
+#define CH_DEFAULT_PORT 8123 /* ClickHouse's HTTP interface */
+#endif
+#ifndef CH_CONNECT_TIMEOUT_S
+#define CH_CONNECT_TIMEOUT_S 5L
+#endif
+#ifndef CH_STALL_S
+#define CH_STALL_S 60L /* a request that moves no byte for this long has failed */
+#endif
+
 /* nDPI */
 #ifndef DPI_MAX_PKTS
 #define DPI_MAX_PKTS 6 /* payload packets nDPI sees per flow before it guesses: over every test and

@@ -2,6 +2,7 @@
 #ifndef IWSCOPE_DBMERGE_H
 #define IWSCOPE_DBMERGE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "sqldb.h"
@@ -11,8 +12,9 @@ struct dbmerge_stats {
 };
 
 /* Adds the iwscope database at src to dst in one transaction: rows already there (same
- * probe, run and flow) are replaced only by a later state, never duplicated. 0, or -1 with
- * sqldb_error(dst) set. */
-int dbmerge_file(sqldb *dst, const char *src, struct dbmerge_stats *ms);
+ * probe, run and flow) are replaced only by a later state, never duplicated. A run of src
+ * that read the same capture as another run already in dst (runs.digest) is refused, the
+ * whole file with it, unless append. 0, or -1 with sqldb_error(dst) set. */
+int dbmerge_file(sqldb *dst, const char *src, bool append, struct dbmerge_stats *ms);
 
 #endif

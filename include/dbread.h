@@ -1,4 +1,5 @@
-/* dbread: read access for reports and plots, to an SQLite file or a postgresql:// database. */
+/* dbread: read access for reports and plots, to an SQLite file, a postgresql:// or a
+ * clickhouse:// database. */
 #ifndef IWSCOPE_DBREAD_H
 #define IWSCOPE_DBREAD_H
 
@@ -8,7 +9,7 @@
 
 typedef struct dbread dbread;
 
-/* Opens target (a file, or postgresql://...) read-only after checking it is an iwscope
+/* Opens target (a file, postgresql://... or clickhouse://...) read-only after checking it is an iwscope
  * database of this schema version. NULL with one line in err. */
 dbread *dbread_open(const char *target, char *err, size_t errlen);
 

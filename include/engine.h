@@ -19,6 +19,8 @@ struct engine_opts {
 	                     * (live and replay: rows while flows last); not with threaded */
 	uint32_t key_step;  /* engines of one run (live workers) number their flows apart: keys */
 	uint32_t key_first; /* key_first + 1, + key_step + 1, ...; 0 and 0 mean 1, 2, 3, ... */
+	const char *const *source_files; /* capture files by index (borrowed for the run): a row's
+	                                  * source_file is the one its flow began in; NULL: none */
 };
 
 typedef struct engine engine;
@@ -39,6 +41,9 @@ void engine_prefetch(engine *e, int dlt, const uint8_t *data, uint32_t caplen);
 /* Expires flows idle at wall-clock time now_us (live capture: time goes on without packets).
  * 0 or -1 on sink failure. */
 int engine_expire_at(engine *e, uint64_t now_us);
+
+/* The packets that follow come from opts.source_files[i]: new flows are stamped with it. */
+void engine_source_file(engine *e, unsigned i);
 
 /* Packets seen so far. */
 uint64_t engine_packets(const engine *e);

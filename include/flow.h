@@ -185,6 +185,7 @@ struct flow {
 	struct quic_conn *quic;    /* a QUIC connection's own state (quicflow.c), else NULL */
 	uint64_t key;              /* serial number within the run: the row's flow_key */
 	uint16_t dpi_sent;         /* payload packets handed to the DPI stage */
+	uint16_t source_file;      /* the capture file it began in (engine_opts.source_files) */
 	bool written : 1;              /* its row was written early (verdicts final before its end) */
 	bool dpi_here : 1;             /* with a stage: nDPI runs on the reading thread (set by
 	                            * stage_begin_flow, read only in stage.c) */

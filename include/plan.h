@@ -31,13 +31,15 @@ struct plan {
 	bool streaming;         /* live or replay: early rows, the dashboard, lines when headless */
 	bool from_stdin;        /* "-" among the files: a source that is new every time */
 	bool threaded;          /* files: nDPI and the sinks on a second thread (stage.c) */
-	char source_text[4096]; /* runs.source and the dashboard's title */
+	char *source_text;      /* runs.source and the dashboard's title: every name, whole */
 	char options[96];       /* runs.options: what the capture was opened with */
 	struct engine_opts eo;
 
 	/* the source, once open */
 	const char *files[MAX_FILES]; /* the files that can be read (or read as they come) */
 	unsigned nfiles, unreadable;  /* unreadable: said at opening and skipped */
+	char *skipped;                /* the files skipped, a line each: "FILE: why" (runs.skipped) */
+	size_t skipped_len;
 	capture_live *live[LIVE_IFACES_MAX];
 	unsigned nlive;
 
@@ -54,8 +56,12 @@ struct plan {
 	livecap *lc;
 };
 
-/* What cfg asks for (nothing opened yet): the source's kind, the sinks' conf, the threads. */
+/* What cfg asks for (nothing opened yet): the source's kind, the sinks' conf, the threads.
+ * Out of memory for the source's text: it is empty. */
 void plan_from_config(struct plan *p, const struct config *cfg);
+
+/* Notes a file skipped (said on stderr already) and why, for runs.skipped. */
+void plan_note_skipped(struct plan *p, const char *path, const char *why);
 
 /* Opens the source: the interfaces (no permission means no database either), or checks the
  * files (those that cannot be opened are said now and skipped). 0, or the exit status (said). */

@@ -65,6 +65,8 @@ struct flow_record {
 	int64_t quic_amp_limited; /* 1: the server's first flight stopped at 3 x the client's bytes */
 	int64_t quic_hs_rtts;     /* round trips before the client's first 1-RTT packet */
 	char alpn[32];            /* the first ALPN protocol the client offered */
+	const char *source_file;  /* the capture file the flow began in (a name the run keeps
+	                           * for its whole length), NULL live */
 	int update;           /* 1: the flow's row was written before; this is its final state */
 };
 
@@ -97,8 +99,12 @@ struct run_info {
 	 * (the default: its flows would count twice), added beside it (--append), or put in its
 	 * place (--replace). Interfaces are never checked. */
 	enum { RUN_NEW_ONLY = 0, RUN_APPEND, RUN_REPLACE, RUN_LIVE } again;
+	/* at the end, when an earlier run read the same capture (its digest, under another name or
+	 * through a pipe): RUN_NEW_ONLY warns, RUN_APPEND says nothing, RUN_REPLACE takes its
+	 * place; RUN_LIVE: not checked */
+	int again_same;
 	const char *filter;   /* BPF expression or NULL */
-	const char *status;   /* running, complete, interrupted, failed */
+	const char *status;   /* running, complete, partial, interrupted, failed */
 	const char *options;  /* other options that change results, e.g. "timing" */
 	const char *libpcap_version, *ndpi_version;
 	uint64_t packets, bytes, tcp_packets, decode_errors, flows, evicted, skipped_files;
@@ -110,6 +116,8 @@ struct run_info {
 	 * SYN-ACK frames whose options the snaplen cut, bytes acknowledged but never captured */
 	uint64_t one_direction, syn_opts_cut, acked_unseen;
 	int64_t pcap_received, pcap_dropped; /* live capture only, else NULL64 */
+	const char *skipped;  /* the input files skipped, a line each ("FILE: why"), or NULL */
+	const char *digest;   /* the capture's first records, digested (hex), or NULL (live) */
 	int64_t dpi_peak_states;              /* most nDPI flow states alive at once; NULL64 without nDPI */
 	uint64_t reasons[16];  /* per decode_result */
 	const char *reason_names[16];

@@ -95,6 +95,7 @@ static inline const char *record_dpi_name(uint8_t m)
 	X(quic_c_preval, INT, r->quic_c_preval)                                 \
 	X(quic_s_preval, INT, r->quic_s_preval)                                 \
 	X(quic_amp_limited, INT, r->quic_amp_limited)                           \
-	X(quic_hs_rtts, INT, r->quic_hs_rtts)
+	X(quic_hs_rtts, INT, r->quic_hs_rtts)                                   \
+	X(source_file, TEXT, r->source_file)
 
 #endif

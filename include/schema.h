@@ -12,6 +12,10 @@
  * server_ip, the distribution column on Citus, where a unique key must contain it. */
 #define FLOW_KEY "probe, run_id, flow_key, server_ip"
 #define RUN_KEY "probe, id"
+/* A run that counts as an earlier analysis of its source: one that produced something (a run
+ * that failed without writing a flow does not block the retry), in either dialect. */
+#define RUN_PRODUCED "NOT (status = 'failed' AND NOT EXISTS (SELECT 1 FROM flows WHERE " \
+	"flows.probe = runs.probe AND flows.run_id = runs.id))"
 #define DECODE_KEY "probe, run_id, reason"
 
 /* An upsert never replaces a final row with an earlier state of it (a replayed spool batch

@@ -23,6 +23,10 @@ void store_close(store *s);
  * without the foreign key's check (a capture file writes each flow once). */
 void store_bulk(store *s);
 
+/* Marks s as the run's own database (not a spool): at the run's end, an earlier run of the
+ * same capture (runs.digest: another name, a pipe) is said, or replaced with --replace. */
+void store_check_same(store *s);
+
 /* The earlier runs of the same source (and their flows) that this run replaced (--replace). */
 void store_replaced(const store *s, int64_t *runs, int64_t *flows);
 

@@ -13,7 +13,7 @@
 #define UITABLE_IW_MAX 101        /* IW1..IW100, then one bucket for more */
 #define UITABLE_SERVERS 4096
 #define UITABLE_RECENT 1000
-#define UITABLE_ADDR_MAX 56       /* "[IPv6]:port" */
+#define UITABLE_ADDR_MAX 56       /* "[IPv6]:port/quic" */
 #define UITABLE_RWND (RWND_CLASSES - 1) /* receiver classes with a name, from RWND_6KB */
 
 /* Server verdicts counted apart (why_limits in uitable.c): nagle and ambiguous are lower

@@ -39,3 +39,8 @@ ALTER TABLE flows ADD COLUMN quic_c_preval BIGINT;
 ALTER TABLE flows ADD COLUMN quic_s_preval BIGINT;
 ALTER TABLE flows ADD COLUMN quic_amp_limited BIGINT;
 ALTER TABLE flows ADD COLUMN quic_hs_rtts BIGINT;
+-- The capture file each flow began in; the input files a run skipped and why; a digest of the
+-- capture's first records (the same capture read again under another name, merged or piped).
+ALTER TABLE flows ADD COLUMN source_file TEXT;
+ALTER TABLE runs ADD COLUMN skipped TEXT;
+ALTER TABLE runs ADD COLUMN digest TEXT;

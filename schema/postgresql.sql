@@ -33,6 +33,8 @@ CREATE TABLE runs (
   one_direction   bigint,           -- flows whose rows show packets of one side only
   syn_opts_cut    bigint,           -- SYN and SYN-ACK frames whose options the snaplen cut
   acked_unseen    bigint,           -- bytes acknowledged but never captured (sum of flows' c_ and s_acked_unseen)
+  skipped         text,             -- the input files skipped, a line each: "FILE: why" (NULL: none)
+  digest          text,             -- a digest of the capture's first records (the same capture read again)
   PRIMARY KEY (probe, id)
 );
 
@@ -113,7 +115,8 @@ CREATE TABLE flows (
   quic_c_preval bigint,              -- the client's bytes before its address was validated
   quic_s_preval bigint,              -- the server's bytes before that (at most 3 x quic_c_preval)
   quic_amp_limited bigint,           -- 1: the server's first flight stopped at the 3x limit
-  quic_hs_rtts  bigint               -- round trips before the client's first 1-RTT packet
+  quic_hs_rtts  bigint,              -- round trips before the client's first 1-RTT packet
+  source_file   text                 -- the capture file the flow began in, as given to -r (NULL: live)
 );
 
 -- A flow is written as soon as its verdicts are final and updated in place when it ends.

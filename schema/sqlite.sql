@@ -39,6 +39,8 @@ CREATE TABLE runs (
   one_direction   INTEGER,           -- flows whose rows show packets of one side only
   syn_opts_cut    INTEGER,           -- SYN and SYN-ACK frames whose options the snaplen cut
   acked_unseen    INTEGER,           -- bytes acknowledged but never captured (sum of flows' c_ and s_acked_unseen)
+  skipped         TEXT,              -- the input files skipped, a line each: "FILE: why" (NULL: none)
+  digest          TEXT,              -- a digest of the capture's first records (the same capture read again)
   PRIMARY KEY (probe, id)
 );
 
@@ -121,6 +123,7 @@ CREATE TABLE flows (
   quic_s_preval INTEGER,             -- the server's bytes before that (at most 3 x quic_c_preval)
   quic_amp_limited INTEGER,          -- 1: the server's first flight stopped at the 3x limit
   quic_hs_rtts  INTEGER,             -- round trips before the client's first 1-RTT packet
+  source_file   TEXT,                -- the capture file the flow began in, as given to -r (NULL: live)
   FOREIGN KEY (probe, run_id) REFERENCES runs (probe, id)
 );
 

@@ -24,6 +24,9 @@ def t_multi(binary, tmp):
     r = rows(os.path.join(tmp, "s.db"), "SELECT source, packets FROM runs")[0]
     eq(r["source"], a + " " + b, "source")
     eq(r["packets"], len(recs), "packets")
+    # each flow says the file it began in (issue 31 item 6)
+    got = [f["source_file"] for f in rows(os.path.join(tmp, "s.db"), "SELECT source_file FROM flows ORDER BY ts_us")]
+    assert set(got) == {a, b} and got == sorted(got), got
 
 
 @test("stdin", ("release", "asan"))
@@ -120,3 +123,109 @@ def t_cut(binary, tmp):
     got = rows(db)
     assert len(got) >= 2, "rows analysed before the cut were lost"
     eq(rows(db, "SELECT status, skipped_files FROM runs")[0], {"status": "failed", "skipped_files": 1}, "run")
+
+
+# Errors that say why (issue 31 item 4)
+
+@test("errors-say-why", ("release", "asan"))
+def t_errors_say_why(binary, tmp):
+    """-o into a missing folder, report of a missing file, -r DIRECTORY, a gzip-compressed
+    capture: each one line that says what and why (not SQLite's "unable to open database file"),
+    and -r DIRECTORY creates nothing."""
+    cap = truth_pcap()
+    rc, _, err = run(["-q", "-r", cap, "-o", os.path.join(tmp, "nope", "x.db")], binary)
+    eq(rc, 2, "-o into a missing folder")
+    assert "directory %s does not exist" % os.path.join(tmp, "nope") in err and err.count("\n") == 1, err
+    rc, _, err = run(["report", os.path.join(tmp, "nonexist.db")], binary)
+    eq(rc, 2, "report of a missing file")
+    eq(err, "iwscope: report: %s: no such file\n" % os.path.join(tmp, "nonexist.db"), "report")
+    folder = os.path.join(tmp, "dir")
+    os.mkdir(folder)
+    db = os.path.join(tmp, "d.db")
+    rc, _, err = run(["-q", "-r", folder, "-r", cap, "-o", db], binary)
+    eq((rc, err), (2, "iwscope: %s: is a directory, not a capture file\n" % folder), "-r DIRECTORY")
+    assert not os.path.exists(db), "-r DIRECTORY left a database"
+    gz = os.path.join(tmp, "t.pcap.gz")
+    import gzip
+    open(gz, "wb").write(gzip.compress(open(cap, "rb").read()))
+    rc, _, err = run(["-q", "-r", gz, "-o", os.path.join(tmp, "g.db")], binary)
+    eq(rc, 2, "only a gzip file")
+    assert "gzip-compressed" in err and "zcat %s | iwscope -r -" % gz in err, err
+
+
+@test("read-only-folder-says-permission-denied")
+def t_readonly_folder(binary, tmp):
+    """-o into a folder this user may not write: "Permission denied", not SQLite's words (run
+    as nobody when root, as root can write anywhere)."""
+    folder = os.path.join(tmp, "ro")
+    os.mkdir(folder)
+    os.chmod(folder, 0o555)
+    os.chmod(tmp, 0o755)
+    prefix = []
+    if os.geteuid() == 0:
+        if not shutil.which("setpriv"):
+            raise Skip("root without setpriv: root writes any folder")
+        prefix = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"]
+    r = subprocess.run(prefix + [binary, "-q", "-r", truth_pcap(), "-o", os.path.join(folder, "x.db")],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV)
+    err = r.stderr.decode()
+    eq(r.returncode, 2, err)
+    assert "cannot create the database in %s: Permission denied" % folder in err, err
+
+
+@test("failed-empty-run-does-not-block-the-retry", ("release",))
+def t_failed_empty_retry(binary, tmp):
+    """A run that failed without writing a flow is no earlier analysis: the same files run
+    again without --replace."""
+    cap = truth_pcap()
+    db = analyse(binary, [cap], tmp, ["--no-dpi"])
+    con = sqlite3.connect(db)
+    con.execute("DELETE FROM flows")
+    con.execute("UPDATE runs SET status = 'failed', flows = 0")
+    con.commit()
+    con.close()
+    run(["-q", "--no-dpi", "-r", cap, "-o", db], binary, 0)
+    eq(count_rows(db), 4, "flows of the retry")
+    rc, _, err = run(["-q", "--no-dpi", "-r", cap, "-o", db], binary)
+    eq(rc, 2, "a run with flows still blocks: " + err)
+    assert "--replace" in err, err
+
+
+# Runs over many files (issue 31 item 6)
+
+@test("skipped-files-listed-partial-exit-3", ("release", "asan"))
+def t_skipped_listed(binary, tmp):
+    """A file of an unsupported link type among good ones: the others are analysed, the run is
+    'partial' with exit status 3 (not 2: failed), the summary and runs.skipped list the file and
+    why, the report shows it; each flow names its file; runs.source is whole past 4,095
+    characters."""
+    good = truth_pcap()
+    bad = os.path.join(tmp, "wifi.pcap")
+    craft.write_pcap(bad, [(1.0, b"\x00" * 40)], linktype=105)  # 802.11
+    # long names: the whole list is more than 4,095 characters
+    long_good = os.path.join(tmp, "g" * 200 + ".pcap")
+    shutil.copy(good, long_good)
+    bads = [bad]
+    for i in range(20):
+        bads.append(os.path.join(tmp, "%02d" % i + "w" * 200 + ".pcap"))
+        shutil.copy(bad, bads[-1])
+    db = os.path.join(tmp, "s.db")
+    args = ["--no-dpi"]
+    for f in bads + [long_good]:
+        args += ["-r", f]
+    rc, _, err = run(args + ["-o", db], binary)
+    eq(rc, 3, "exit status: " + err)
+    assert "21 input files not read whole" in err and "%s: unsupported link type" % bad in err, err
+    assert "... and more" in err, err  # 20 lines at most on stderr
+    r = rows(db, "SELECT status, skipped_files, skipped, source FROM runs")[0]
+    eq((r["status"], r["skipped_files"]), ("partial", 21), "run")
+    assert r["skipped"].startswith(bad + ": unsupported link type IEEE802_11"), r["skipped"]
+    eq(len(r["skipped"].split("\n")), 21, "a line per file skipped")
+    eq(r["source"], " ".join(bads + [long_good]), "source whole (%d characters)" % len(r["source"]))
+    assert len(r["source"]) > 4095
+    eq({f["source_file"] for f in rows(db)}, {long_good}, "flows' source_file")
+    _, out, _ = run(["report", db], binary, 0)
+    assert "unsupported link type" in out and "wifi.pcap" in out, out
+    # every file skipped: nothing analysed, failed
+    rc, _, err = run(["-q", "-r", bad, "-o", os.path.join(tmp, "n.db")], binary)
+    eq(rc, 2, "every file skipped: " + err)

@@ -88,11 +88,11 @@ def t_bad_inputs(binary, tmp):
     missing = os.path.join(tmp, "missing.pcap")
     db = os.path.join(tmp, "m.db")
     rc, _, err = run(["-q", "--no-dpi", "-r", a, "-r", missing, "-r", b, "-o", db], binary)
-    eq(rc, 2, "exit with a missing file")
+    eq(rc, 3, "exit with a missing file: skipped, the others analysed (issue 31)")
     eq(err.count("\n"), 1, "one line: " + err)
     assert "missing.pcap" in err and "No such file" in err, err
     eq(comparable(rows(db)), want, "rows of the other two")
-    eq(rows(db, "SELECT status, skipped_files FROM runs")[0], {"status": "failed", "skipped_files": 1}, "run")
+    eq(rows(db, "SELECT status, skipped_files FROM runs")[0], {"status": "partial", "skipped_files": 1}, "run")
     # dirB cut in its last record: every record before the cut is merged
     data = open(b, "rb").read()
     cut = os.path.join(tmp, "cut.pcap")
@@ -420,3 +420,34 @@ def t_live_cli(binary, tmp):
         eq(rc, 2, "exit")
         assert "nosuchif0: no such interface" in err and err.count("\n") == 1, err
     assert not os.path.exists(db), "database created without a capture"
+
+
+@test("same-capture-twice-merged-or-piped", ("release", "asan"))
+def t_same_capture_twice(binary, tmp):
+    """The same capture in two files' runs (another name), merged: refused in one line naming
+    both runs, unless --append; the same capture piped twice to -r -: a warning that its flows
+    now count twice, and --replace puts the new run in the earlier one's place (runs.digest,
+    issue 31 item 8)."""
+    cap = truth_pcap()
+    copy = os.path.join(tmp, "copy.pcap")
+    shutil.copy(cap, copy)
+    a = analyse(binary, [cap], tmp, ["--no-dpi"], "a.db")
+    b = analyse(binary, [copy], tmp, ["--no-dpi"], "b.db")
+    eq(len({r["digest"] for r in rows(a, "SELECT digest FROM runs") + rows(b, "SELECT digest FROM runs")}),
+       1, "one digest for one capture")
+    out = os.path.join(tmp, "m.db")
+    rc, _, err = run(["merge", a, b, "-o", out], binary)
+    eq(rc, 2, "merge of the same capture twice: " + err)
+    assert "read the same capture" in err and "--append" in err, err
+    eq(count_rows(out), 4, "only the first file's flows")
+    run(["merge", "--append", a, b, "-o", out], binary, 0)
+    eq(count_rows(out), 8, "--append: both")
+    db = os.path.join(tmp, "p.db")
+    data = open(cap, "rb").read()
+    run(["-q", "--no-dpi", "-r", "-", "-o", db], binary, 0, stdin=data)
+    rc, _, err = run(["-q", "--no-dpi", "-r", "-", "-o", db], binary, stdin=data)
+    eq(rc, 0, err)
+    assert "same capture as run" in err and "count twice" in err, err
+    eq(count_rows(db), 8, "counted twice, as said")
+    rc, _, err = run(["-q", "--no-dpi", "--replace", "-r", "-", "-o", db], binary, stdin=data)
+    eq((rc, count_rows(db), count_rows(db, "SELECT count(*) FROM runs")), (0, 4, 1), "--replace: " + err)

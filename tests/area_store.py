@@ -424,7 +424,7 @@ def t_sqlite_upgrade_3(binary, tmp):
         con.execute("DROP VIEW %s" % v)
     for c in NEW_IN_4 + NEW_IN_5:
         con.execute("ALTER TABLE flows DROP COLUMN %s" % c)
-    for c in NEW_RUNS_IN_4:
+    for c in NEW_RUNS_IN_4 + NEW_RUNS_IN_5:
         con.execute("ALTER TABLE runs DROP COLUMN %s" % c)
     con.execute("PRAGMA user_version = 3")
     con.commit()
@@ -433,9 +433,9 @@ def t_sqlite_upgrade_3(binary, tmp):
     run(["-q", "--no-dpi", "--probe", "new", "-r", truth_pcap(), "-o", db], binary, 0)
     eq(rows(db, "PRAGMA user_version")[0]["user_version"], SCHEMA_VERSION, "upgraded")
     cols = [c["name"] for c in rows(db, "SELECT name FROM pragma_table_info('flows')")]
-    eq(cols[-14:], NEW_IN_4 + NEW_IN_5, "flows' new columns last")
+    eq(cols[-len(NEW_IN_4 + NEW_IN_5):], NEW_IN_4 + NEW_IN_5, "flows' new columns last")
     cols = [c["name"] for c in rows(db, "SELECT name FROM pragma_table_info('runs')")]
-    eq(cols[-3:], NEW_RUNS_IN_4, "runs' new columns last")
+    eq(cols[-5:], NEW_RUNS_IN_4 + NEW_RUNS_IN_5, "runs' new columns last")
     got = rows(db, "SELECT * FROM flows WHERE probe = 'old' ORDER BY flow_key")
     eq([{k: v for k, v in r.items() if k not in NEW_IN_4 + NEW_IN_5} for r in got], old, "rows kept")
     eq({r["transport"] for r in got}, {None}, "old rows: transport unknown (tcp)")
@@ -451,3 +451,38 @@ def t_sqlite_upgrade_3(binary, tmp):
     eq(rows(db, q), rows(fresh, q), "views as a fresh file's")
     _, out, _ = run(["report", db, "--format", "json"], binary, 0)
     eq([r["acked_unseen"] for r in json.loads(out)["runs"]], [0, None], "report: new, old")
+
+
+@test("full-disk-run-says-what-is-stored")
+def t_full_disk(binary, tmp):
+    """A file system that fills up mid-run (a 300 KiB tmpfs): "database or disk is full", exit
+    status 2, and the run's record counts the flows the file holds (0 here: the batch was rolled
+    back), not those analysed (issue 31 item 5)."""
+    if os.geteuid() != 0:
+        raise Skip("needs root to mount a small tmpfs")
+    conns = []
+    for i in range(3000):
+        c = craft.Conn(cport=20000 + i % 40000, cip="10.%d.%d.1" % (i // 250, i % 250),
+                       t0=1700000000.0 + i * 0.001)
+        c.c(0, "S", 0, 0, opts=craft.tcp_options(mss=1460))
+        c.s(0.0001, "SA", 0, 1, opts=craft.tcp_options(mss=1460))
+        c.c(0.0001, "A", 1, 1)
+        c.c(0.0001, "FA", 1, 1)
+        c.s(0.0001, "FA", 1, 2)
+        conns += c.out
+    cap = os.path.join(tmp, "many.pcap")
+    craft.write_pcap(cap, sorted(conns, key=lambda p: p[0]))
+    mnt = os.path.join(tmp, "small")
+    os.mkdir(mnt)
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=300k", "tmpfs", mnt]).returncode:
+        raise Skip("cannot mount a tmpfs here")
+    try:
+        db = os.path.join(mnt, "f.db")
+        rc, _, err = run(["--no-dpi", "-r", cap, "-o", db], binary)
+        eq(rc, 2, "exit status")
+        assert "database or disk is full" in err, err
+        stored = count_rows(db)
+        r = rows(db, "SELECT status, flows FROM runs")[0]
+        eq((r["status"], r["flows"]), ("failed", stored), "the run's record against the flows table")
+    finally:
+        subprocess.run(["umount", mnt])

@@ -46,7 +46,9 @@ NEW_IN_3 = ["c_iw_end", "s_iw_end", "c_iw_next", "s_iw_next", "c_iw_pause_us", "
 NEW_IN_4 = ["c_acked_unseen", "s_acked_unseen"]             # flows
 NEW_RUNS_IN_4 = ["one_direction", "syn_opts_cut", "acked_unseen"]
 NEW_IN_5 = ["transport", "quic_version", "alpn", "quic_retry", "quic_vn", "quic_0rtt", "quic_spin",
-            "quic_c_initial", "quic_c_preval", "quic_s_preval", "quic_amp_limited", "quic_hs_rtts"]
+            "quic_c_initial", "quic_c_preval", "quic_s_preval", "quic_amp_limited", "quic_hs_rtts",
+            "source_file"]
+NEW_RUNS_IN_5 = ["skipped", "digest"]
 SCHEMA_VERSION = 5
 
 
@@ -83,7 +85,8 @@ def rows(db, sql="SELECT * FROM flows ORDER BY ts_us, client_port"):
 
 
 def strip_ids(rs):
-    return [{k: v for k, v in r.items() if k not in ("id", "run_id")} for r in rs]
+    """Rows without what names the run or its input file (run_id, id, source_file)."""
+    return [{k: v for k, v in r.items() if k not in ("id", "run_id", "source_file")} for r in rs]
 
 
 def analyse(binary, pcaps, tmp, extra=(), name="t.db", rc=0):
@@ -363,6 +366,41 @@ def pg_database(tmp):
     return srv, srv.uri(name), name
 
 
+import chserver  # noqa: E402
+
+_CH = []
+
+
+def ch_cluster():
+    """The suite's private ClickHouse cluster (two shards, clickhouse-server 18.16), started on
+    first use (Skip when the server package is missing: `make test` installs it)."""
+    if not _CH:
+        if not chserver.available():
+            raise Skip("clickhouse-server not installed (make deps installs it)")
+        c = chserver.ChCluster(2)
+        atexit.register(c.close)
+        _CH.append(c)
+    return _CH[0]
+
+
+def ch_database(tmp, cluster=False):
+    """A fresh database for one test on every shard of the suite's cluster: empty, or with
+    cluster the schema of `iwscope schema clickhouse --cluster` run on each shard. Its name."""
+    c = ch_cluster()
+    name = "t_" + os.path.basename(tmp).replace("-", "_").replace(".", "_").lower()
+    for s in c.shards:
+        s.query("CREATE DATABASE %s" % name)
+    if cluster:
+        _, ddl, _ = run(["schema", "clickhouse", "--cluster", chserver.CLUSTER, "--database", name],
+                        REL, 0)
+        ddl = re.sub(r"--[^\n]*", "", ddl)
+        for s in c.shards:
+            for stmt in (x.strip() for x in ddl.split(";")):
+                if stmt:
+                    s.query(stmt)
+    return c, name
+
+
 FLOW_KEY = ("probe", "run_id", "flow_key", "server_ip")
 
 
@@ -383,7 +421,8 @@ def pg_rows(srv, db, sql):
 
 
 def comparable(rs, also=()):
-    """Flow rows without what names the run (probe, run_id) and the columns in also, sorted."""
-    left_out = ("probe", "run_id", "id") + tuple(also)
+    """Flow rows without what names the run (probe, run_id, source_file) and the columns in
+    also, sorted."""
+    left_out = ("probe", "run_id", "id", "source_file") + tuple(also)
     return sorted((tuple((k, r[k]) for k in sorted(r) if k not in left_out) for r in rs),
                   key=repr)

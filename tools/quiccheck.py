@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Every QUIC connection of the captures given (default: every capture of ../shared/captures
-whose name says quic) as tshark sees it beside iwscope's row: the UDP ports, the version (the
+whose name says quic or doq) as tshark sees it beside iwscope's row: the UDP ports, the version (the
 last long header's, as tshark's quic.version / gquic.version), the server name (the
 ClientHello's SNI, or gQUIC's SNI tag) and the first ALPN protocol.
 
@@ -25,7 +25,10 @@ FIELDS = ["udp.stream", "udp.srcport", "udp.dstport", "quic.long.packet_type", "
 
 
 def default_captures():
-    return sorted(p for p in glob.glob(os.path.join(SHARED, "*", "*.pcap*")) if "quic" in os.path.basename(p).lower())
+    """The captures of ../shared/captures that hold QUIC: their names say so (quic, DNS over
+    QUIC); a run over every file (iwscope rows with transport quic) finds no other."""
+    return sorted(p for p in glob.glob(os.path.join(SHARED, "*", "*.pcap*"))
+                  if any(k in os.path.basename(p).lower() for k in ("quic", "doq")))
 
 
 def tshark_connections(path):

@@ -35,7 +35,10 @@ struct engine {
 	bool hunt;                 /* nDPI is on: look for the names clients ask for */
 	uint64_t reasons[DECODE_NREASONS];
 	int failed;                /* a sink failed: stop writing */
+	uint16_t source_file;      /* opts.source_files' index of the packets now read */
 };
+
+void engine_source_file(engine *e, unsigned i) { e->source_file = (uint16_t)i; }
 
 /* The nDPI context this thread runs for f: all flows without a stage; with one, the flows
  * it gave this thread when they began. NULL: the stage. */
@@ -125,6 +128,7 @@ static int write_record(engine *e, struct flow *f)
 {
 	struct flow_record rec;
 	record_build(f, e->hunt ? names_name(&f->hunt) : NULL, &rec);
+	rec.source_file = e->opts.source_files ? e->opts.source_files[f->source_file] : NULL;
 	if (e->stage) {
 		if (stage_flow_end(e->stage, f, &rec) != 0)
 			e->failed = 1;
@@ -202,6 +206,7 @@ static struct flow *new_flow(engine *e, const struct pkt *p, bool src_is_client)
 			return NULL;
 	}
 	f->first_us = p->ts_us;
+	f->source_file = e->source_file;
 	f->roles_guessed = p->transport == 6 && !(p->flags & TH_SYN);
 	f->key = e->next_key++ * (e->opts.key_step ? e->opts.key_step : 1) + e->opts.key_first + 1;
 	return f;

@@ -41,12 +41,46 @@ struct run_state {
 	uint64_t idle_pkts, idle_since_us, idle_capture_us;
 	struct run_info *run;      /* live: the workers' and the capture's counters */
 	struct capture_result cr;  /* files: which failed, a filter error */
+	struct plan *plan;
+	unsigned cur_file, eng_file; /* the file of the frame now read; the engine's */
+	uint64_t digest;           /* FNV-1a of the first RUN_DIGEST_RECORDS frames */
+	unsigned digested;
+	char digest_hex[24];
 };
+
+/* The frames a run's digest covers: enough to tell two captures apart, read in microseconds. */
+#define RUN_DIGEST_RECORDS 64
+
+/* The digest of the capture's first frames (time, lengths, bytes): the same capture read again
+ * under another name, through a pipe, or merged, has the same one. */
+static void digest_frame(struct run_state *rs, const uint8_t *data, uint32_t caplen,
+                         uint32_t wirelen, uint64_t ts_us)
+{
+	uint64_t h = rs->digested++ ? rs->digest : 14695981039346656037ull;
+	uint64_t head[2] = { ts_us, ((uint64_t)caplen << 32) | wirelen };
+	const uint8_t *b = (const uint8_t *)head;
+	for (size_t i = 0; i < sizeof(head); i++)
+		h = (h ^ b[i]) * 1099511628211ull;
+	for (uint32_t i = 0; i < caplen; i++)
+		h = (h ^ data[i]) * 1099511628211ull;
+	rs->digest = h;
+}
+
+/* A file not read whole (said on stderr already): kept, with why, for runs.skipped. */
+static void on_skipped(void *arg, const char *path, const char *why)
+{
+	struct run_state *rs = arg;
+	plan_note_skipped(rs->plan, path, why);
+}
 
 static int on_packet(void *arg, int dlt, const uint8_t *data, uint32_t caplen, uint32_t wirelen,
                      uint64_t ts_us)
 {
 	struct run_state *rs = arg;
+	if (rs->cur_file != rs->eng_file) /* new flows begin in this file from now on */
+		engine_source_file(rs->eng, rs->eng_file = rs->cur_file);
+	if (rs->digested < RUN_DIGEST_RECORDS)
+		digest_frame(rs, data, caplen, wirelen, ts_us);
 	if (engine_packet(rs->eng, dlt, data, caplen, wirelen, ts_us) != 0) {
 		rs->sink_failed = 1;
 		return -1;
@@ -337,7 +371,8 @@ static int loop_replay(struct plan *p, struct run_state *rs)
 {
 	const struct config *cfg = p->cfg;
 	struct capture_opts co = { .files = p->files, .nfiles = p->nfiles, .filter = cfg->filter,
-		                   .max_packets = cfg->count, .idle = on_idle, .idle_arg = rs };
+		                   .max_packets = cfg->count, .idle = on_idle, .idle_arg = rs,
+		                   .skipped = on_skipped, .current_file = &rs->cur_file };
 	capture_replay *replay = capture_replay_open(&co, cfg->replay_speed);
 	if (!replay) {
 		fprintf(stderr, "iwscope: out of memory\n");
@@ -349,6 +384,7 @@ static int loop_replay(struct plan *p, struct run_state *rs)
 	char d[48];
 	unsigned gaps = skipped_idle(replay, d, sizeof(d));
 	rs->cr.files_failed = capture_replay_failed(replay);
+	rs->cr.files_skipped = capture_replay_skipped_files(replay);
 	if (gaps && !cfg->quiet && !p->dash) { /* the dashboard said it on screen */
 		fprintf(stderr, "iwscope: replay skipped %s of idle capture (%u gap%s over %g s)\n",
 		        d, gaps, gaps == 1 ? "" : "s", cfg->max_gap_s);
@@ -369,6 +405,7 @@ static int loop_files(struct plan *p, struct run_state *rs)
 {
 	struct capture_opts co = { .files = p->files, .nfiles = p->nfiles, .filter = p->cfg->filter,
 		                   .max_packets = p->cfg->count, .idle = on_idle, .idle_arg = rs,
+		                   .skipped = on_skipped, .current_file = &rs->cur_file,
 		                   .peek = on_peek };
 	capture_files(&co, on_packet, rs, &stop_requested, &rs->cr);
 	return 0;
@@ -411,6 +448,9 @@ static void run_begins(const struct plan *p, struct run_info *run)
 	/* a source that is not a file (an interface, standard input) is new every time */
 	run->again = cfg->iface || p->from_stdin ? RUN_LIVE : cfg->replace ? RUN_REPLACE
 	             : cfg->append ? RUN_APPEND : RUN_NEW_ONLY;
+	/* the same capture under another name or through a pipe: found by its digest at the end */
+	run->again_same = cfg->iface ? RUN_LIVE : cfg->replace ? RUN_REPLACE
+	                  : cfg->append ? RUN_APPEND : RUN_NEW_ONLY;
 }
 
 /* The capture is over: everything analysed so far is written, whatever stopped it (live: its
@@ -434,12 +474,24 @@ static void run_ends(struct plan *p, struct run_state *rs, struct run_info *run)
 		run->dpi_peak_states = (int64_t)livecap_dpi_peak(p->lc);
 	}
 	run->finished_us = clock_wall_us();
-	run->skipped_files = rs->cr.files_failed;
-	/* what happened, as the exit status says it: a file that could not be read whole (missing,
-	 * cut short, unsupported) fails the run, whose rows are kept all the same */
+	unsigned skipped = rs->cr.files_skipped + p->unreadable;
+	run->skipped_files = rs->cr.files_failed + skipped;
+	run->skipped = p->skipped;
+	if (rs->digested && p->source != PLAN_LIVE) {
+		snprintf(rs->digest_hex, sizeof(rs->digest_hex), "%016llx",
+		         (unsigned long long)rs->digest);
+		run->digest = rs->digest_hex;
+	}
+	/* what happened, as the exit status says it. Live capture ends when the user stops it (q,
+	 * Ctrl-C, SIGTERM), as tcpdump's does: complete. A file run cut short by a signal or q is
+	 * interrupted; a file cut short fails the run (its rows are kept all the same); files that
+	 * could not be opened at all (missing, not a capture, an unsupported link type) make it
+	 * partial when any other was analysed */
+	bool nothing_read = p->source != PLAN_LIVE && skipped >= p->cfg->nfiles;
 	run->status = rs->sink_failed || (p->lc && livecap_error(p->lc)) ? "failed"
-	              : stop_requested || rs->quit_early ? "interrupted"
-	              : rs->cr.files_failed || rs->cr.filter_error ? "failed" : "complete";
+	              : (stop_requested || rs->quit_early) && p->source != PLAN_LIVE ? "interrupted"
+	              : rs->cr.files_failed || rs->cr.filter_error || nothing_read ? "failed"
+	              : skipped ? "partial" : "complete";
 }
 
 /* The live capture's own lines: what libpcap received and dropped, per interface when several. */
@@ -448,6 +500,11 @@ static void print_live_counts(const struct plan *p, const struct run_info *run)
 	fprintf(stderr, "iwscope: %lld packets received by the capture, %lld dropped (%s); "
 	        "the capture waited %.1f ms at most\n", (long long)run->pcap_received,
 	        (long long)run->pcap_dropped, p->options, livecap_longest_stall(p->lc) / 1000.0);
+	for (unsigned i = 0; i < p->nlive; i++)
+		if (capture_live_loopback(p->cfg->ifaces[i]))
+			fprintf(stderr, "iwscope: %s is a loopback interface: the kernel counts each of its "
+			        "packets twice (as sent and as received), libpcap hands over one copy, so "
+			        "'received' is twice the packets analysed\n", p->cfg->ifaces[i]);
 	for (unsigned i = 0; i < p->nlive && p->nlive > 1; i++) {
 		int64_t received, dropped;
 		livecap_capture_counts(p->lc, i, &received, &dropped);
@@ -455,6 +512,24 @@ static void print_live_counts(const struct plan *p, const struct run_info *run)
 		        p->cfg->ifaces[i], (long long)received, (long long)dropped,
 		        i + 1 == p->nlive ? "\n" : "");
 	}
+}
+
+/* The files skipped, a line each, after the summary: at most 20, the rest counted. */
+static void print_skipped(const struct run_info *run)
+{
+	fprintf(stderr, "iwscope: %llu input file%s not read whole (listed in runs.skipped):\n",
+	        (unsigned long long)run->skipped_files, run->skipped_files == 1 ? "" : "s");
+	const char *line = run->skipped;
+	unsigned shown = 0;
+	while (*line && shown < 20) {
+		const char *nl = strchr(line, '\n');
+		int len = nl ? (int)(nl - line) : (int)strlen(line);
+		fprintf(stderr, "  %.*s\n", len, line);
+		shown++;
+		line += len + (nl ? 1 : 0);
+	}
+	if (*line)
+		fprintf(stderr, "  ... and more: iwscope report shows every one\n");
 }
 
 /* The run's end as it is said: the failure, or each sink's end, the summary, the exit status. */
@@ -472,15 +547,19 @@ static int finish(struct plan *p, struct run_state *rs, const struct run_info *r
 		return EXIT_RUNTIME;
 	fflush(stdout);
 	/* a summary adds nothing when every file failed before its first packet */
-	if (!cfg->quiet && (run->packets || !rs->cr.files_failed))
+	if (!cfg->quiet && (run->packets || !run->skipped_files))
 		print_summary(p, run);
+	if (!cfg->quiet && run->skipped)
+		print_skipped(run);
 	if (p->source == PLAN_LIVE && !cfg->quiet)
 		print_live_counts(p, run);
 	if (rs->cr.filter_error)
 		rc = EXIT_USAGE;
-	else if (rs->cr.files_failed && !rc)
+	else if (!strcmp(run->status, "failed") && !rc)
 		rc = EXIT_RUNTIME;
-	if (stop_requested && !cfg->quiet)
+	else if (!strcmp(run->status, "partial") && !rc)
+		rc = EXIT_SKIPPED;
+	if (stop_requested && !cfg->quiet && p->source != PLAN_LIVE)
 		fprintf(stderr, "iwscope: interrupted; everything analysed so far is saved\n");
 	return rc;
 }
@@ -510,9 +589,9 @@ int analyse_run(struct config *cfg)
 		return rc;
 	}
 	catch_signals();
-	struct run_state rs = { .eng = p.eng, .sinks = p.sinks, .nsinks = p.nsinks, .run = &run };
+	struct run_state rs = { .eng = p.eng, .sinks = p.sinks, .nsinks = p.nsinks, .run = &run,
+		                .plan = &p };
 	rc = loops[p.source](&p, &rs);
-	rs.cr.files_failed += p.unreadable;
 	run_ends(&p, &rs, &run);
 	rc = finish(&p, &rs, &run, rc);
 	plan_close(&p);

@@ -16,6 +16,7 @@
 #include "capture.h"
 #include "dpi.h"
 #include "exitcode.h"
+#include "ch.h"
 #include "pg.h"
 #include "store.h"
 
@@ -33,7 +34,7 @@ static void usage(FILE *out)
 	        "               [--limit N]\n"
 	        "       iwscope plot DB|URI -o DIR\n"
 	        "       iwscope merge [-q] DB [DB ...] -o DB|URI\n"
-	        "       iwscope schema sqlite|postgresql\n"
+	        "       iwscope schema sqlite|postgresql|clickhouse [--cluster NAME] [--database DB]\n"
 	        "       iwscope --version | -h\n"
 	        "\n"
 	        "Reconstructs every TCP handshake in a capture, measures each side's first flight\n"
@@ -62,12 +63,19 @@ static void usage(FILE *out)
 	        "  -o postgresql://USER@HOST/DB\n"
 	        "                 write to PostgreSQL instead (schema created if absent); rows\n"
 	        "                 spool to a local SQLite file while the server is unreachable\n"
+	        "  -o clickhouse://USER@HOST[:PORT]/DB\n"
+	        "                 write to ClickHouse over HTTP (port 8123; one server's schema\n"
+	        "                 created if absent; a cluster's: iwscope schema clickhouse); the\n"
+	        "                 same spool; password also from CLICKHOUSE_PASSWORD or\n"
+	        "                 ?password_file=PATH\n"
 	        "  --probe NAME   this capture point's name in runs and flows (default: host name)\n"
 	        "  --replace      the same files analysed into the database before (same probe,\n"
 	        "                 same -r list): analyse them again in place of that run\n"
 	        "  --append       ... or add a second run beside it (without either, such a run\n"
-	        "                 is refused: its flows would count twice)\n"
-	        "  --spool FILE   the spool for -o postgresql:// (default\n"
+	        "                 is refused: its flows would count twice; the same capture under\n"
+	        "                 another name or piped to -r - is found by a digest of its first\n"
+	        "                 records at the run's end: said, or replaced with --replace)\n"
+	        "  --spool FILE   the spool for -o postgresql:// or clickhouse:// (default\n"
 	        "                 ~/.local/state/iwscope/spool-PROBE.db)\n"
 	        "  -c COUNT       stop after COUNT packets\n"
 	        "  -F FILE        read the BPF filter expression from FILE\n"
@@ -86,9 +94,13 @@ static void usage(FILE *out)
 	        "  -h, --help     this help\n"
 	        "  --version      versions of iwscope, libpcap, nDPI and SQLite\n"
 	        "\n"
-	        "Exit status: 0 success, 1 usage error, 2 runtime failure (unreadable or cut\n"
-	        "capture, unsupported link type, database error, unknown database host or\n"
-	        "refused login). Rows analysed before a failure are kept. See iwscope(1).\n",
+	        "Exit status: 0 success, 1 usage error, 2 runtime failure (a capture cut short,\n"
+	        "no input readable, a database error and why: a missing or unwritable folder,\n"
+	        "a full disk; unknown database host or refused login), 3 some input files\n"
+	        "skipped (unreadable, not a capture, gzip-compressed, an unsupported link type:\n"
+	        "listed, in runs.skipped), every other one analysed (status partial). Rows\n"
+	        "analysed before a failure are kept. Live capture stopped by q or Ctrl-C is\n"
+	        "complete. See iwscope(1).\n",
 	        LIVE_IFACES_MAX, LIVE_SNAPLEN, LIVE_BUFFER_KIB, (double)REPLAY_MAX_GAP_S, DPI_MAX_PKTS, FLOW_MEM_PERCENT, FLOW_CAP_MIN,
 	        LIVE_WORKERS_MAX);
 }
@@ -102,9 +114,9 @@ static int usage_error(const char *what)
 
 static void version(void)
 {
-	printf("iwscope %s\n%s\nnDPI %s\nSQLite %s (schema version %d)\nlibpq %s\n", IWSCOPE_VERSION,
-	       capture_pcap_version(), dpi_version(), store_sqlite_version(), store_schema_version(),
-	       pg_libpq_version());
+	printf("iwscope %s\n%s\nnDPI %s\nSQLite %s (schema version %d)\nlibpq %s\nlibcurl %s\n",
+	       IWSCOPE_VERSION, capture_pcap_version(), dpi_version(), store_sqlite_version(),
+	       store_schema_version(), pg_libpq_version(), ch_libcurl_version());
 	printf("memory: %zu bytes per open flow, plus %zu bytes of nDPI state until its protocol "
 	       "is decided\n", flow_slot_bytes(), dpi_flow_bytes());
 	printf("flow table: %u open flows at most by default (%u%% of the memory available now)\n",
@@ -471,8 +483,8 @@ static int check_combinations(const struct config *cfg)
 		fprintf(stderr, "iwscope: --append and --replace do not go together\n");
 		return EXIT_USAGE;
 	}
-	if (cfg->spool && !pg_is_uri(cfg->db)) {
-		fprintf(stderr, "iwscope: --spool is for -o postgresql://...\n");
+	if (cfg->spool && !pg_is_uri(cfg->db) && !ch_is_uri(cfg->db)) {
+		fprintf(stderr, "iwscope: --spool is for -o postgresql://... or clickhouse://...\n");
 		return EXIT_USAGE;
 	}
 	return 0;
@@ -487,7 +499,7 @@ static int settle(int argc, char **argv, struct config *cfg, const char *filter_
 		return EXIT_USAGE;
 	}
 	pg_redact(cfg->db, cfg->db_shown, sizeof(cfg->db_shown));
-	if (pg_is_uri(cfg->db) && !cfg->spool) {
+	if ((pg_is_uri(cfg->db) || ch_is_uri(cfg->db)) && !cfg->spool) {
 		if (default_spool(cfg->probe, cfg->spool_default, sizeof(cfg->spool_default)) != 0)
 			return EXIT_RUNTIME;
 		cfg->spool = cfg->spool_default;

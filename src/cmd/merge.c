@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ch.h"
 #include "dbmerge.h"
 #include "exitcode.h"
 #include "pg.h"
@@ -18,7 +19,7 @@
 
 static void usage(FILE *out)
 {
-	fprintf(out, "usage: iwscope merge [-q] DB [DB ...] -o DB|postgresql://...%s\n",
+	fprintf(out, "usage: iwscope merge [-q] [--append] DB [DB ...] -o DB|postgresql://...|clickhouse://...%s\n",
 	        out == stderr ? " (see iwscope --help)" : "");
 }
 
@@ -33,11 +34,12 @@ int merge_main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
+		{ "append", no_argument, NULL, 'A' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *out = NULL;
-	bool quiet = false;
+	bool quiet = false, append = false;
 	int c;
 	optind = 1;
 	opterr = 0; /* one line: the usage */
@@ -48,6 +50,9 @@ int merge_main(int argc, char **argv)
 			break;
 		case 'q':
 			quiet = true;
+			break;
+		case 'A': /* runs of a capture already there (runs.digest) merged all the same */
+			append = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -63,16 +68,21 @@ int merge_main(int argc, char **argv)
 	}
 	char err[1200], shown[512];
 	pg_redact(out, shown, sizeof(shown));
-	bool to_pg = pg_is_uri(out);
+	bool to_ch = ch_is_uri(out), to_pg = pg_is_uri(out) || to_ch;
 	sqldb *dst = NULL;
 	pgdb *pg = NULL;
-	if (to_pg) {
+	chdb *ch = NULL;
+	if (to_ch) {
+		enum ch_fail fail;
+		ch = ch_open(out, true, &fail, err, sizeof(err));
+		ch_shown(out, shown, sizeof(shown));
+	} else if (to_pg) {
 		enum pg_fail fail;
 		pg = pg_open(out, true, &fail, err, sizeof(err));
 	} else {
 		dst = sqldb_open(out, err, sizeof(err));
 	}
-	if (!dst && !pg) {
+	if (!dst && !pg && !ch) {
 		fprintf(stderr, "iwscope: %s\n", err);
 		return EXIT_RUNTIME;
 	}
@@ -87,7 +97,7 @@ int merge_main(int argc, char **argv)
 			continue;
 		}
 		if (!to_pg) {
-			if (dbmerge_file(dst, in, &ms) != 0) {
+			if (dbmerge_file(dst, in, append, &ms) != 0) {
 				fprintf(stderr, "iwscope: %s\n", sqldb_error(dst));
 				rc = EXIT_RUNTIME;
 				continue;
@@ -102,9 +112,11 @@ int merge_main(int argc, char **argv)
 			continue;
 		}
 		struct spool_stats cs = { 0 };
-		int r = spool_copy(src, false, 0, pg_send_batch, pg, &cs);
+		int r = ch ? spool_copy(src, false, 0, ch_send_batch, ch, &cs)
+		           : spool_copy(src, false, 0, pg_send_batch, pg, &cs);
 		if (r != 0) {
-			fprintf(stderr, "iwscope: %s: %s\n", in, r == -1 ? pg_error(pg) : sqldb_error(src));
+			fprintf(stderr, "iwscope: %s: %s\n", in, r != -1 ? sqldb_error(src) : ch ? ch_error(ch)
+			        : pg_error(pg));
 			rc = EXIT_RUNTIME;
 		} else {
 			done++;
@@ -126,7 +138,31 @@ int merge_main(int argc, char **argv)
 		        (unsigned long long)ms.flows, (unsigned long long)ms.new_flows);
 	sqldb_close(dst);
 	pg_close(pg);
+	ch_close(ch);
 	return rc;
+}
+
+/* iwscope schema clickhouse [--cluster NAME] [--database DB] */
+static int schema_clickhouse(int argc, char **argv)
+{
+	const char *cluster = NULL, *db = "iwscope";
+	for (int i = 2; i < argc; i++) {
+		const char **to = !strcmp(argv[i], "--cluster") ? &cluster
+		                  : !strcmp(argv[i], "--database") ? &db : NULL;
+		if (!to || i + 1 == argc || !argv[i + 1][0] || strpbrk(argv[i + 1], "`'\" \\{}")) {
+			fprintf(stderr, "usage: iwscope schema clickhouse [--cluster NAME] [--database DB]\n");
+			return EXIT_USAGE;
+		}
+		*to = argv[++i];
+	}
+	char *sql = ch_schema_text(db, cluster);
+	if (!sql) {
+		fprintf(stderr, "iwscope: out of memory\n");
+		return EXIT_RUNTIME;
+	}
+	fputs(sql, stdout);
+	free(sql);
+	return 0;
 }
 
 int schema_main(int argc, char **argv)
@@ -139,7 +175,9 @@ int schema_main(int argc, char **argv)
 		fputs(pg_schema_text(), stdout);
 		return 0;
 	}
+	if (argc >= 2 && !strcmp(argv[1], "clickhouse"))
+		return schema_clickhouse(argc, argv);
 	fprintf(argc == 2 && !strcmp(argv[1], "-h") ? stdout : stderr,
-	        "usage: iwscope schema sqlite|postgresql\n");
+	        "usage: iwscope schema sqlite|postgresql|clickhouse [--cluster NAME] [--database DB]\n");
 	return argc == 2 && !strcmp(argv[1], "-h") ? 0 : EXIT_USAGE;
 }

@@ -13,19 +13,32 @@
 #include "exitcode.h"
 
 /* What the run reads, as runs.source and the dashboard say it: the files, or the interfaces,
- * separated by spaces. */
-static void source_text(const struct config *cfg, char *buf, size_t len)
+ * separated by spaces, every one whole (malloc'd; NULL when out of memory). */
+static char *source_text(const struct config *cfg)
 {
-	size_t n = 0;
-	buf[0] = '\0';
 	const char *const *names = cfg->iface ? cfg->ifaces : cfg->files;
 	unsigned count = cfg->iface ? cfg->nifaces : cfg->nfiles;
-	for (unsigned i = 0; i < count && n + 1 < len; i++) {
-		int w = snprintf(buf + n, len - n, "%s%s", i ? " " : "", names[i]);
-		if (w < 0)
-			break;
-		n += (size_t)w;
-	}
+	size_t len = 1;
+	for (unsigned i = 0; i < count; i++)
+		len += strlen(names[i]) + 1;
+	char *buf = malloc(len), *o = buf;
+	if (!buf)
+		return NULL;
+	*o = '\0';
+	for (unsigned i = 0; i < count; i++)
+		o += sprintf(o, "%s%s", i ? " " : "", names[i]);
+	return buf;
+}
+
+void plan_note_skipped(struct plan *p, const char *path, const char *why)
+{
+	size_t add = strlen(path) + strlen(why) + 4;
+	char *grown = realloc(p->skipped, p->skipped_len + add);
+	if (!grown)
+		return; /* said on stderr all the same */
+	p->skipped = grown;
+	p->skipped_len += (size_t)sprintf(grown + p->skipped_len, "%s%s: %s",
+	                                  p->skipped_len ? "\n" : "", path, why);
 }
 
 void plan_from_config(struct plan *p, const struct config *cfg)
@@ -42,7 +55,9 @@ void plan_from_config(struct plan *p, const struct config *cfg)
 	/* files: nDPI and the sinks on a second thread; live and replay stay on one, next to the
 	 * dashboard that shows the flows as they are written */
 	p->threaded = p->source == PLAN_FILES && cfg->threads > 1;
-	source_text(cfg, p->source_text, sizeof(p->source_text));
+	p->source_text = source_text(cfg);
+	if (!p->source_text)
+		p->source_text = calloc(1, 1);
 	bool want_ui = p->streaming && !cfg->no_ui && isatty(STDOUT_FILENO) && isatty(STDIN_FILENO);
 	p->sc = (struct sink_conf){ .uri = cfg->db, .spool = cfg->spool, .source = p->source_text,
 		.quiet = cfg->quiet, .bulk = p->source == PLAN_FILES, .json = cfg->json,
@@ -53,7 +68,8 @@ void plan_from_config(struct plan *p, const struct config *cfg)
 	 * faster than its flows lasted, and its rows all arrive within the run anyway, each
 	 * written once. */
 	p->eo = (struct engine_opts){ .flow_cap = cfg->flow_cap, .force_timing = cfg->force_timing,
-		.threaded = p->threaded, .early_rows = p->source != PLAN_FILES };
+		.threaded = p->threaded, .early_rows = p->source != PLAN_FILES,
+		.source_files = cfg->iface ? NULL : p->files };
 }
 
 static int open_interfaces(struct plan *p)
@@ -82,6 +98,16 @@ static int open_interfaces(struct plan *p)
 static int check_files(struct plan *p)
 {
 	const struct config *cfg = p->cfg;
+	if (!p->source_text)
+		return EXIT_RUNTIME;
+	/* a folder is no capture: said before anything is opened or created */
+	for (unsigned i = 0; i < cfg->nfiles; i++) {
+		struct stat st;
+		if (strcmp(cfg->files[i], "-") && stat(cfg->files[i], &st) == 0 && S_ISDIR(st.st_mode)) {
+			fprintf(stderr, "iwscope: %s: is a directory, not a capture file\n", cfg->files[i]);
+			return EXIT_RUNTIME;
+		}
+	}
 	for (unsigned i = 0; i < cfg->nfiles; i++) {
 		/* a pipe, a FIFO, /dev/stdin: opening it would consume it, so it is read as it
 		 * comes and its problems are reported then */
@@ -92,13 +118,17 @@ static int check_files(struct plan *p)
 			continue;
 		}
 		int filter_error = 0;
-		capture_file *cf = capture_file_open(cfg->files[i], cfg->filter, &filter_error);
+		char why[512];
+		capture_file *cf = capture_file_open(cfg->files[i], cfg->filter, &filter_error, why,
+		                                     sizeof(why));
 		if (filter_error)
 			return EXIT_USAGE;
-		if (cf)
+		if (cf) {
 			p->files[p->nfiles++] = cfg->files[i];
-		else
+		} else {
 			p->unreadable++;
+			plan_note_skipped(p, cfg->files[i], why);
+		}
 		capture_file_close(cf);
 	}
 	if (cfg->force_timing)
@@ -284,5 +314,7 @@ void plan_close(struct plan *p)
 	dpi_close(p->dpi);
 	for (unsigned i = 0; i < p->nlive; i++)
 		capture_live_close(p->live[i]);
+	free(p->source_text);
+	free(p->skipped);
 	memset(p, 0, sizeof(*p));
 }

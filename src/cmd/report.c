@@ -47,6 +47,11 @@ static const struct section summary_sections[] = {
 	{ "runs", "Runs", DEFAULT_ROWS,
 	  "SELECT probe, id AS run_id, status, source, packets, tcp_packets, decode_errors, flows, "
 	  "evicted, one_direction, syn_opts_cut, acked_unseen FROM runs ORDER BY probe, id" },
+	/* runs.skipped holds a line per file ("FILE: why"); a newline inside a string literal is
+	 * the same in SQLite and PostgreSQL */
+	{ "skipped_files", "Input files not read whole", DEFAULT_ROWS,
+	  "SELECT probe, id AS run_id, skipped_files AS files, replace(skipped, '\n', '; ') AS skipped "
+	  "FROM runs WHERE skipped IS NOT NULL ORDER BY probe, id" },
 	{ "handshakes", "Handshakes", DEFAULT_ROWS,
 	  "SELECT handshake, count(*) AS flows, "
 	  "round(100.0 * count(*) / (SELECT count(*) FROM flows), 1) AS pct "
@@ -588,7 +593,7 @@ int report_main(int argc, char **argv)
 	char err[1100];
 	dbread *s = dbread_open(argv[optind], err, sizeof(err));
 	if (!s) {
-		fprintf(stderr, "iwscope: %s\n", err);
+		fprintf(stderr, "iwscope: report: %s\n", err);
 		return EXIT_RUNTIME;
 	}
 	struct term term = term_of_stdout();

@@ -33,7 +33,36 @@ static int column_list(sqldb *s, const char *table, bool set, const char *skip, 
 	return rc == 0 && n ? 0 : -1;
 }
 
-int dbmerge_file(sqldb *dst, const char *src, struct dbmerge_stats *ms)
+/* A run of src that read the same capture (digest) as a different run already in dst: said in
+ * dst's error. 1 when there is one, 0 when none, -1 on an error. */
+static int same_capture(sqldb *dst, const char *src)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(sqldb_handle(dst), "SELECT s.id, s.probe, s.source, m.id, m.probe, "
+	                       "m.source, (SELECT count(*) FROM src.flows f WHERE f.probe = s.probe "
+	                       "AND f.run_id = s.id) FROM src.runs s JOIN main.runs m ON "
+	                       "m.digest = s.digest AND NOT (m.probe = s.probe AND m.id = s.id) "
+	                       "WHERE s.digest IS NOT NULL ORDER BY s.probe, s.id LIMIT 1", -1, &st,
+	                       NULL) != SQLITE_OK) {
+		sqldb_fail(dst, "cannot compare the runs' captures");
+		return -1;
+	}
+	int rc = sqlite3_step(st), found = rc == SQLITE_ROW;
+	if (found)
+		sqldb_failf(dst, "%s: run %lld of probe %s (%s, %lld flows) read the same capture as run "
+		            "%lld of probe %s (%s) already in %s: its flows would count twice; "
+		            "--append merges it all the same", src,
+		            (long long)sqlite3_column_int64(st, 0), sqlite3_column_text(st, 1),
+		            sqlite3_column_text(st, 2), (long long)sqlite3_column_int64(st, 6),
+		            (long long)sqlite3_column_int64(st, 3), sqlite3_column_text(st, 4),
+		            sqlite3_column_text(st, 5), sqldb_path(dst));
+	else if (rc != SQLITE_DONE)
+		sqldb_fail(dst, "cannot compare the runs' captures");
+	sqlite3_finalize(st);
+	return found ? 1 : rc == SQLITE_DONE ? 0 : -1;
+}
+
+int dbmerge_file(sqldb *dst, const char *src, bool append, struct dbmerge_stats *ms)
 {
 	char err[1024];
 	sqldb *probe = sqldb_open_read(src, err, sizeof(err)); /* the same checks as a report */
@@ -65,6 +94,8 @@ int dbmerge_file(sqldb *dst, const char *src, struct dbmerge_stats *ms)
 	const struct schema_table *t = schema_tables;
 	int64_t before[3] = { 0 }, after[3] = { 0 }, in[3] = { 0 };
 	rc = sqldb_exec(dst, "BEGIN IMMEDIATE", "cannot start the merge");
+	if (rc == 0 && !append && same_capture(dst, src) != 0)
+		rc = -1;
 	for (int i = 0; i < 3 && rc == 0; i++) {
 		char count[80];
 		snprintf(count, sizeof(count), "SELECT count(*) FROM main.%s", t[i].name);

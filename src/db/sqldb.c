@@ -14,6 +14,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <errno.h>
+
 #include <sqlite3.h>
 
 #include "config.h"
@@ -220,6 +222,45 @@ static void sqlite_setup(void)
 	}
 }
 
+/* The folder path is in ("." for a bare name, "/" for "/x.db"), into dir. */
+static void folder_of(const char *path, char *dir, size_t len)
+{
+	snprintf(dir, len, "%s", path);
+	char *slash = strrchr(dir, '/');
+	if (!slash)
+		snprintf(dir, len, ".");
+	else
+		slash[slash == dir] = '\0';
+}
+
+/* Why a database that does not exist yet cannot be created at path, as sqlite3 and tcpdump say
+ * it ("directory /x does not exist", "Permission denied"), into d->err; false when nothing is in
+ * the way that can be seen before trying. */
+static bool cannot_create(sqldb *d, const char *path)
+{
+	struct stat st;
+	char dir[256]; /* as d->path */
+	if (stat(path, &st) == 0 || errno != ENOENT)
+		return false;
+	folder_of(path, dir, sizeof(dir));
+	if (stat(dir, &st) != 0) {
+		snprintf(d->err, sizeof(d->err), "%s: cannot create the database: directory %s %s", path,
+		         dir, errno == ENOENT ? "does not exist" : strerror(errno));
+		return true;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		snprintf(d->err, sizeof(d->err), "%s: cannot create the database: %s is not a directory",
+		         path, dir);
+		return true;
+	}
+	if (access(dir, W_OK | X_OK) != 0) {
+		snprintf(d->err, sizeof(d->err), "%s: cannot create the database in %s: %s", path, dir,
+		         strerror(errno));
+		return true;
+	}
+	return false;
+}
+
 sqldb *sqldb_open(const char *path, char *err, size_t errlen)
 {
 	sqlite_setup();
@@ -233,6 +274,8 @@ sqldb *sqldb_open(const char *path, char *err, size_t errlen)
 		snprintf(d->err, sizeof(d->err), "%s: not a regular file", path);
 		return fail_open(d, err, errlen);
 	}
+	if (cannot_create(d, path))
+		return fail_open(d, err, errlen);
 	/* NOMUTEX: a connection is used by one thread at a time (handed to the stage thread and back
 	 * with its start and join), so SQLite's per-call locking is dead weight */
 	if (sqlite3_open_v2(path, &d->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
@@ -339,12 +382,7 @@ static const char *pending_journal(const char *path)
 static bool writable(const char *path)
 {
 	char dir[4096];
-	snprintf(dir, sizeof(dir), "%s", path);
-	char *slash = strrchr(dir, '/');
-	if (!slash)
-		snprintf(dir, sizeof(dir), ".");
-	else
-		slash[slash == dir] = '\0'; /* "/x.db": the root */
+	folder_of(path, dir, sizeof(dir));
 	return access(path, W_OK) == 0 && access(dir, W_OK) == 0;
 }
 
@@ -358,6 +396,16 @@ sqldb *sqldb_open_read(const char *path, char *err, size_t errlen)
 	}
 	bool fresh;
 	int64_t ver;
+	struct stat st;
+	if (stat(path, &st) != 0) {
+		snprintf(d->err, sizeof(d->err), "%s: %s", path,
+		         errno == ENOENT ? "no such file" : strerror(errno));
+		return fail_open(d, err, errlen);
+	}
+	if (S_ISDIR(st.st_mode)) {
+		snprintf(d->err, sizeof(d->err), "%s: is a directory, not a database", path);
+		return fail_open(d, err, errlen);
+	}
 	if (open_read_only(d, path, false) != 0)
 		return fail_open(d, err, errlen);
 	if (check_identity(d, &fresh, &ver) != 0) {
@@ -457,6 +505,7 @@ static int probe_source_int(sqldb *d, const char *sql, const char *probe, const 
 }
 
 #define EARLIER_RUNS "(SELECT id FROM runs WHERE probe = ?1 AND source = ?2)"
+#define EARLIER_PRODUCED "FROM runs WHERE probe = ?1 AND source = ?2 AND " RUN_PRODUCED
 
 /* A capture file's source already analysed here by this probe: refused (its flows would count
  * twice), or its earlier runs removed (--replace; the caller's transaction adds the new one).
@@ -465,9 +514,8 @@ static int earlier_runs(sqldb *d, const char *probe, const struct run_info *run,
                         int64_t *replaced_runs, int64_t *replaced_flows)
 {
 	int64_t n = 0, id = 0, flows = 0;
-	if (probe_source_int(d, "SELECT count(*) FROM runs WHERE probe = ?1 AND source = ?2",
-	                     probe, run->source, &n) != 0 ||
-	    probe_source_int(d, "SELECT max(id) FROM runs WHERE probe = ?1 AND source = ?2",
+	if (probe_source_int(d, "SELECT count(*) " EARLIER_PRODUCED, probe, run->source, &n) != 0 ||
+	    probe_source_int(d, "SELECT max(id) " EARLIER_PRODUCED,
 	                     probe, run->source, &id) != 0 ||
 	    probe_source_int(d, "SELECT count(*) FROM flows WHERE probe = ?1 AND run_id IN " EARLIER_RUNS,
 	                     probe, run->source, &flows) != 0) {
@@ -549,7 +597,7 @@ int sqldb_run_finish(sqldb *d, const char *probe, int64_t run_id, const struct r
 	const char *sql = "UPDATE runs SET finished_us=?, status=?, packets=?, bytes=?, tcp_packets=?, "
 	                  "decode_errors=?, flows=?, evicted=?, skipped_files=?, pcap_received=?, "
 	                  "pcap_dropped=?, dpi_peak_states=?, one_direction=?, syn_opts_cut=?, "
-	                  "acked_unseen=? WHERE id=? AND probe=?";
+	                  "acked_unseen=?, skipped=?, digest=? WHERE id=? AND probe=?";
 	if (sqlite3_prepare_v2(d->db, sql, -1, &st, NULL) != SQLITE_OK)
 		goto fail;
 	sqldb_bind_i64(st, 1, run->finished_us);
@@ -567,8 +615,10 @@ int sqldb_run_finish(sqldb *d, const char *probe, int64_t run_id, const struct r
 	sqldb_bind_i64(st, 13, (int64_t)run->one_direction);
 	sqldb_bind_i64(st, 14, (int64_t)run->syn_opts_cut);
 	sqldb_bind_i64(st, 15, (int64_t)run->acked_unseen);
-	sqldb_bind_i64(st, 16, run_id);
-	sqldb_bind_text(st, 17, probe);
+	sqldb_bind_text(st, 16, run->skipped);
+	sqldb_bind_text(st, 17, run->digest);
+	sqldb_bind_i64(st, 18, run_id);
+	sqldb_bind_text(st, 19, probe);
 	int rc = sqlite3_step(st);
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE)

@@ -226,11 +226,34 @@ static struct link_filter *link_filter(capture_file *cf, int dlt, char *err, siz
 	return lf;
 }
 
-capture_file *capture_file_open(const char *path, const char *filter, int *filter_error)
+/* Whether the file at path begins with gzip's magic (1f 8b): a capture someone compressed. */
+static bool gzipped(const char *path)
 {
+	unsigned char m[2];
+	FILE *f = strcmp(path, "-") ? fopen(path, "rb") : NULL;
+	bool gz = f && fread(m, 1, 2, f) == 2 && m[0] == 0x1f && m[1] == 0x8b;
+	if (f)
+		fclose(f);
+	return gz;
+}
+
+capture_file *capture_file_open(const char *path, const char *filter, int *filter_error,
+                                char *why, size_t whylen)
+{
+	char whybuf[512];
+	if (!why) {
+		why = whybuf;
+		whylen = sizeof(whybuf);
+	}
+	why[0] = '\0';
+#define REFUSE(...)                                                         \
+	do {                                                                    \
+		snprintf(why, whylen, __VA_ARGS__);                                 \
+		fprintf(stderr, "iwscope: %s: %s\n", path, why);                    \
+	} while (0)
 	capture_file *cf = calloc(1, sizeof(*cf));
 	if (!cf) {
-		fprintf(stderr, "iwscope: %s: out of memory\n", path);
+		REFUSE("out of memory");
 		return NULL;
 	}
 	char errbuf[PCAP_ERRBUF_SIZE] = "";
@@ -243,7 +266,7 @@ capture_file *capture_file_open(const char *path, const char *filter, int *filte
 		cf->pipe = NULL;
 		f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
 		if (!f) {
-			fprintf(stderr, "iwscope: %s: %s\n", path, strerror(errno));
+			REFUSE("%s", strerror(errno));
 			free(cf);
 			return NULL;
 		}
@@ -254,7 +277,7 @@ capture_file *capture_file_open(const char *path, const char *filter, int *filte
 		cf->stream = f;
 		cf->ng = pcapng_open(cf->m, errbuf, sizeof(errbuf));
 		if (!cf->ng) {
-			fprintf(stderr, "iwscope: %s: %s\n", path, errbuf);
+			REFUSE("%s", errbuf);
 			capture_file_close(cf);
 			return NULL;
 		}
@@ -262,7 +285,10 @@ capture_file *capture_file_open(const char *path, const char *filter, int *filte
 	} else {
 		cf->pc = pcap_fopen_offline_with_tstamp_precision(f, PCAP_TSTAMP_PRECISION_MICRO, errbuf);
 		if (!cf->pc) {
-			fprintf(stderr, "iwscope: %s: %s\n", path, errbuf);
+			if (gzipped(path))
+				REFUSE("gzip-compressed (read it with: zcat %s | iwscope -r -)", path);
+			else
+				REFUSE("%s", errbuf);
 			if (f != stdin)
 				fclose(f); /* a pipe's cookie with it */
 			free(cf);
@@ -273,7 +299,7 @@ capture_file *capture_file_open(const char *path, const char *filter, int *filte
 	if (!decode_link_supported(cf->dlt)) {
 		char name[160];
 		capture_link_name(cf->dlt, name, sizeof(name));
-		fprintf(stderr, "iwscope: %s: unsupported link type %s\n", path, name);
+		REFUSE("unsupported link type %s", name);
 		capture_file_close(cf);
 		return NULL;
 	}
@@ -287,13 +313,14 @@ capture_file *capture_file_open(const char *path, const char *filter, int *filte
 		unsigned n = pcapng_link_types(cf->ng, dlts, sizeof(dlts) / sizeof(dlts[0]));
 		for (unsigned i = 0; i < n; i++)
 			if (!link_filter(cf, dlts[i], err, sizeof(err))) {
-				fprintf(stderr, "iwscope: %s: %s\n", path, err);
+				REFUSE("%s", err);
 				*filter_error = 1;
 				capture_file_close(cf);
 				return NULL;
 			}
 	} else if (filter) {
 		if (capture_set_filter(cf->pc, &cf->prog, filter, err, sizeof(err)) != 0) {
+			snprintf(why, whylen, "%s", err);
 			fprintf(stderr, "iwscope: %s\n", err);
 			*filter_error = 1;
 			capture_file_close(cf);
@@ -303,6 +330,7 @@ capture_file *capture_file_open(const char *path, const char *filter, int *filte
 	}
 	cf->direct = cf->pc && cf->m && fileread_direct(cf->m, cf->dlt, pcap_snapshot(cf->pc));
 	return cf;
+#undef REFUSE
 }
 
 int capture_file_dlt(const capture_file *cf) { return cf->dlt; }
@@ -363,13 +391,29 @@ int capture_file_next(capture_file *cf, struct capture_rec *r)
 	return rc == PCAP_ERROR_BREAK ? 0 : -1;
 }
 
+/* A file cut short (said on stderr): handed to the run's list of files not read whole. */
+static void cut_short(const struct capture_opts *o, const char *path, capture_file *cf)
+{
+	char why[600];
+	snprintf(why, sizeof(why), "cut short: %s", capture_file_error(cf));
+	if (o->skipped)
+		o->skipped(o->idle_arg, path, why);
+}
+
 /* Reads one file; returns 0 when read to its end, -1 on a problem already reported. */
 static int read_file(const char *path, const struct capture_opts *o, capture_fn fn, void *arg,
                      volatile sig_atomic_t *stop, struct capture_result *res)
 {
-	capture_file *cf = capture_file_open(path, o->filter, &res->filter_error);
-	if (!cf)
-		return -1;
+	char why[512];
+	capture_file *cf = capture_file_open(path, o->filter, &res->filter_error, why, sizeof(why));
+	if (!cf) {
+		if (o->skipped && !res->filter_error)
+			o->skipped(o->idle_arg, path, why);
+		res->files_skipped++;
+		return 0;
+	}
+	if (o->current_file)
+		*o->current_file = 0;
 	capture_file_idle(cf, o->idle, o->idle_arg);
 	int rc = 0;
 	for (;;) {
@@ -391,6 +435,7 @@ static int read_file(const char *path, const struct capture_opts *o, capture_fn 
 		if (got < 0 && !*stop) { /* a stop mid-record (SIGINT on a pipe) is no error */
 			fprintf(stderr, "iwscope: %s: %s (after %llu packets)\n", path, capture_file_error(cf),
 			        (unsigned long long)res->packets);
+			cut_short(o, path, cf);
 			rc = -1;
 		}
 		break;
@@ -425,7 +470,8 @@ struct merge {
 	int taken;                     /* the input whose head the caller holds, or -1 */
 	bool looked;                   /* the first look is done */
 	uint64_t handed;               /* records handed on */
-	unsigned failed;               /* inputs that could not be read whole */
+	unsigned failed;               /* inputs cut short */
+	unsigned skipped;              /* inputs that could not be opened */
 	int filter_error;
 };
 
@@ -516,6 +562,7 @@ static int input_next(struct merge *mg, unsigned i)
 		fprintf(stderr, "iwscope: %s: %s (after %llu packets)\n", in->path,
 		        capture_file_error(in->cf), (unsigned long long)mg->handed);
 		mg->failed++;
+		cut_short(mg->o, in->path, in->cf);
 	}
 	capture_file_close(in->cf);
 	in->cf = NULL;
@@ -526,9 +573,12 @@ static int input_next(struct merge *mg, unsigned i)
 static int input_open(struct merge *mg, unsigned i)
 {
 	struct input *in = &mg->in[i];
-	in->cf = capture_file_open(in->path, mg->o->filter, &mg->filter_error);
+	char why[512];
+	in->cf = capture_file_open(in->path, mg->o->filter, &mg->filter_error, why, sizeof(why));
 	if (!in->cf) {
-		mg->failed++;
+		if (mg->o->skipped && !mg->filter_error)
+			mg->o->skipped(mg->o->idle_arg, in->path, why);
+		mg->skipped++;
 		return 0;
 	}
 	capture_file_idle(in->cf, mg->o->idle, mg->o->idle_arg);
@@ -596,6 +646,8 @@ static int merge_next(struct merge *mg, struct capture_rec *r)
 		return 0;
 	mg->taken = (int)mg->heap[0];
 	*r = mg->in[mg->taken].head;
+	if (mg->o->current_file)
+		*mg->o->current_file = (unsigned)mg->taken;
 	mg->handed++;
 	return 1;
 }
@@ -626,6 +678,7 @@ void capture_files(const struct capture_opts *o, capture_fn fn, void *arg,
 		}
 	}
 	res->files_failed = mg->failed;
+	res->files_skipped = mg->skipped;
 	res->filter_error = mg->filter_error;
 	merge_free(mg);
 }
@@ -734,6 +787,7 @@ int capture_replay_step(capture_replay *r, int timeout_ms, capture_fn fn, void *
 }
 
 unsigned capture_replay_failed(const capture_replay *r) { return r->mg->failed; }
+unsigned capture_replay_skipped_files(const capture_replay *r) { return r->mg->skipped; }
 
 void capture_replay_close(capture_replay *r)
 {

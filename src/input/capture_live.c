@@ -2,7 +2,12 @@
  * non-blocking, polled on its selectable descriptor, its frames handed to a capture_fn. */
 #include "capture_live.h"
 
+#include <net/if.h>
 #include <pcap/pcap.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +24,18 @@ struct capture_live {
 };
 
 const char *capture_live_name(const capture_live *c) { return c->name; }
+
+bool capture_live_loopback(const char *iface)
+{
+	struct ifreq ifr;
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", iface);
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+	bool lo = fd >= 0 && ioctl(fd, SIOCGIFFLAGS, &ifr) == 0 && (ifr.ifr_flags & IFF_LOOPBACK);
+	if (fd >= 0)
+		close(fd);
+	return lo;
+}
 
 void capture_live_settings(const capture_live *c, int *snaplen, int *buffer_kib)
 {

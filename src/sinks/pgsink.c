@@ -14,6 +14,7 @@
 #include "clock.h"
 #include "config.h"
 #include "pg.h"
+#include "schema.h"
 #include "spool.h"
 #include "store.h"
 
@@ -202,10 +203,10 @@ static int earlier_runs(pgsink *p, const struct run_info *run)
 	if (!probe || !source)
 		goto out;
 #define RUNS_OF "(SELECT id FROM runs WHERE probe = %s AND source = %s)"
-	if (query_int(p, sqlf("SELECT count(*) FROM runs WHERE probe = %s AND source = %s",
-	                      probe, source), &n) != 0 ||
-	    query_int(p, sqlf("SELECT max(id) FROM runs WHERE probe = %s AND source = %s", probe,
-	                      source), &id) != 0 ||
+	if (query_int(p, sqlf("SELECT count(*) FROM runs WHERE probe = %s AND source = %s AND "
+	                      RUN_PRODUCED, probe, source), &n) != 0 ||
+	    query_int(p, sqlf("SELECT max(id) FROM runs WHERE probe = %s AND source = %s AND "
+	                      RUN_PRODUCED, probe, source), &id) != 0 ||
 	    query_int(p, sqlf("SELECT count(*) FROM flows WHERE probe = %s AND run_id IN " RUNS_OF,
 	                      probe, probe, source), &flows) != 0)
 		goto out;

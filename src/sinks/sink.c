@@ -4,6 +4,8 @@
 
 #include <stdio.h>
 
+#include "ch.h"
+#include "chsink.h"
 #include "lines.h"
 #include "pg.h"
 #include "pgsink.h"
@@ -11,10 +13,11 @@
 #include "ui.h"
 
 /* ---- how each kind is opened and asked (the kinds' files are sqlite: store.c, postgresql:
- * pgsink.c, lines: lines.c and json.c, dashboard: ui.c) ---- */
+ * pgsink.c, clickhouse: chsink.c, lines: lines.c and json.c, dashboard: ui.c) ---- */
 
-static bool want_sqlite(const struct sink_conf *c) { return !pg_is_uri(c->uri); }
+static bool want_sqlite(const struct sink_conf *c) { return !pg_is_uri(c->uri) && !ch_is_uri(c->uri); }
 static bool want_pg(const struct sink_conf *c) { return pg_is_uri(c->uri); }
+static bool want_ch(const struct sink_conf *c) { return ch_is_uri(c->uri); }
 static bool want_lines(const struct sink_conf *c) { return c->lines; }
 static bool want_dashboard(const struct sink_conf *c) { return c->dashboard; }
 
@@ -28,6 +31,7 @@ static int open_sqlite(const struct sink_conf *c, struct sink *out, char *err, s
 		return -1;
 	if (c->bulk)
 		store_bulk(db);
+	store_check_same(db);
 	*out = store_sink(db);
 	return 0;
 }
@@ -39,6 +43,16 @@ static int open_pg(const struct sink_conf *c, struct sink *out, char *err, size_
 	if (!pg)
 		return -1;
 	*out = pgsink_sink(pg);
+	return 0;
+}
+
+static int open_ch(const struct sink_conf *c, struct sink *out, char *err, size_t errlen)
+{
+	struct chsink_opts co = { c->uri, c->spool, c->quiet };
+	chsink *ch = chsink_open(&co, err, errlen);
+	if (!ch)
+		return -1;
+	*out = chsink_sink(ch);
 	return 0;
 }
 
@@ -73,12 +87,12 @@ static void pg_replaced(void *self, int64_t *runs, int64_t *flows)
 	*flows = st.replaced_flows;
 }
 
-/* PostgreSQL's lines after the summary: rows sent, what waited in the spool, what still does. */
-static void pg_summary(void *self, const struct sink_conf *c)
+/* A spooling sink's lines after the summary: rows sent, what waited in the spool, what still
+ * does. */
+static void spool_summary(const char *name, const struct pgsink_stats *s, const struct sink_conf *c)
 {
-	struct pgsink_stats st;
-	pgsink_stats(self, &st);
-	fprintf(stderr, "iwscope: postgresql: %llu flow rows sent", (unsigned long long)st.delivered);
+	struct pgsink_stats st = *s;
+	fprintf(stderr, "iwscope: %s: %llu flow rows sent", name, (unsigned long long)st.delivered);
 	if (st.spooled) {
 		fprintf(stderr, "; %llu waited in the spool while the server was unreachable",
 		        (unsigned long long)st.spooled);
@@ -93,10 +107,25 @@ static void pg_summary(void *self, const struct sink_conf *c)
 		        c->spool, c->spool);
 }
 
+static void pg_summary(void *self, const struct sink_conf *c)
+{
+	struct pgsink_stats st;
+	pgsink_stats(self, &st);
+	spool_summary("postgresql", &st, c);
+}
+
+static void ch_summary(void *self, const struct sink_conf *c)
+{
+	struct pgsink_stats st;
+	chsink_stats(self, &st);
+	spool_summary("clickhouse", &st, c);
+}
+
 /* The registry: the kinds in the order they are opened (the primary first). */
 static const struct sink_kind kinds[] = {
 	{ "sqlite", true, false, want_sqlite, open_sqlite, sqlite_file, sqlite_replaced, NULL },
 	{ "postgresql", true, false, want_pg, open_pg, pg_file, pg_replaced, pg_summary },
+	{ "clickhouse", true, false, want_ch, open_ch, pg_file, NULL, ch_summary },
 	{ "lines", false, false, want_lines, open_lines, NULL, NULL, NULL },
 	{ "dashboard", false, true, want_dashboard, open_dashboard, NULL, NULL, NULL },
 };

@@ -32,7 +32,92 @@ struct store {
 	bool rollback_journal;   /* that load runs in rollback-journal mode, WAL again after it */
 	uint64_t last_commit_us;  /* monotonic */
 	int64_t replaced_runs, replaced_flows; /* --replace: what the run took the place of */
+	bool lost;               /* a write or commit failed: rows were rolled back (a full disk) */
+	bool check_same;         /* the run's own file (not a spool): the same capture read before
+	                          * under another name or through a pipe is looked for at the end */
 };
+
+void store_check_same(store *s) { s->check_same = true; }
+
+/* Runs sql with ?1 = probe, ?2 = the run's id, ?3 = its digest; the first row's columns 0 and
+ * 1 (integers) and 2 (text, into text) when there is one. 1 found, 0 none, -1 error. */
+static int same_capture_query(store *s, const char *sql, const char *digest, int64_t *a,
+                              int64_t *b, char *text, size_t len)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(sqldb_handle(s->db), sql, -1, &st, NULL) != SQLITE_OK)
+		return -1;
+	sqldb_bind_text(st, 1, s->probe);
+	sqldb_bind_i64(st, 2, s->run_id);
+	sqldb_bind_text(st, 3, digest);
+	int rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		*a = sqlite3_column_int64(st, 0);
+		*b = sqlite3_column_int64(st, 1);
+		const unsigned char *t = sqlite3_column_text(st, 2);
+		if (text)
+			snprintf(text, len, "%s", t ? (const char *)t : "");
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_ROW ? 1 : rc == SQLITE_DONE ? 0 : -1;
+}
+
+#define SAME_RUNS "FROM runs WHERE probe = ?1 AND id <> ?2 AND digest = ?3 AND " RUN_PRODUCED
+
+/* Another run of this probe here read the same capture (runs.digest): with --replace its
+ * flows and it are deleted (counted as replaced), without --append it is said on stderr (the
+ * flows now count twice). Inside the end's transaction. 0, or -1 with the error set. */
+static int same_capture(store *s, const struct run_info *run)
+{
+	if (!s->check_same || !run->digest || run->again_same == RUN_LIVE ||
+	    run->again_same == RUN_APPEND)
+		return 0;
+	int64_t id = 0, flows = 0, n = 0;
+	char source[600];
+	int found = same_capture_query(s, "SELECT id, (SELECT count(*) FROM flows f WHERE f.probe = "
+	                               "runs.probe AND f.run_id = runs.id), source " SAME_RUNS
+	                               " ORDER BY id DESC LIMIT 1", run->digest, &id, &flows,
+	                               source, sizeof(source));
+	if (found <= 0) {
+		if (found < 0)
+			sqldb_fail(s->db, "cannot look for runs of the same capture");
+		return found;
+	}
+	if (run->again_same == RUN_NEW_ONLY) {
+		fprintf(stderr, "iwscope: warning: %s is the same capture as run %lld of probe %s here "
+		        "(%s, %lld flows): its flows now count twice (--replace takes that run's place, "
+		        "--append says it is meant)\n", run->source, (long long)id, s->probe, source,
+		        (long long)flows);
+		return 0;
+	}
+	if (same_capture_query(s, "SELECT count(*), (SELECT count(*) FROM flows WHERE probe = ?1 AND "
+	                       "run_id IN (SELECT id " SAME_RUNS ")), NULL " SAME_RUNS, run->digest,
+	                       &n, &flows, NULL, 0) < 0)
+		goto fail;
+	static const char *const del[] = {
+		"DELETE FROM flows WHERE probe = ?1 AND run_id IN (SELECT id " SAME_RUNS ")",
+		"DELETE FROM run_decode WHERE probe = ?1 AND run_id IN (SELECT id " SAME_RUNS ")",
+		"DELETE " SAME_RUNS "",
+	};
+	for (size_t i = 0; i < 3; i++) {
+		sqlite3_stmt *st;
+		if (sqlite3_prepare_v2(sqldb_handle(s->db), del[i], -1, &st, NULL) != SQLITE_OK)
+			goto fail;
+		sqldb_bind_text(st, 1, s->probe);
+		sqldb_bind_i64(st, 2, s->run_id);
+		sqldb_bind_text(st, 3, run->digest);
+		int rc = sqlite3_step(st);
+		sqlite3_finalize(st);
+		if (rc != SQLITE_DONE)
+			goto fail;
+	}
+	s->replaced_runs += n;
+	s->replaced_flows += flows;
+	return 0;
+fail:
+	sqldb_fail(s->db, "cannot remove the runs of the same capture");
+	return -1;
+}
 
 const char *store_sqlite_version(void) { return sqldb_sqlite_version(); }
 int store_schema_version(void) { return sqldb_schema_version(); }
@@ -125,6 +210,7 @@ int store_commit(store *s)
 	if (sqldb_exec(s->db, "COMMIT", "cannot commit") != 0) {
 		sqlite3_exec(sqldb_handle(s->db), "ROLLBACK", NULL, NULL, NULL);
 		s->in_txn = false;
+		s->lost = true;
 		return -1;
 	}
 	s->in_txn = false;
@@ -211,6 +297,7 @@ static int sink_flow(void *self, const struct flow_record *r)
 	sqlite3_reset(st);
 	if (rc != SQLITE_DONE) {
 		sqldb_fail(s->db, "cannot write a flow");
+		s->lost = true;
 		return -1;
 	}
 	if (++s->pending >= STORE_BATCH_ROWS)
@@ -226,21 +313,53 @@ static int sink_tick(void *self)
 	return 0;
 }
 
+/* The run's flows in the file now, in *n. 0, or -1. */
+static int count_run_flows(store *s, int64_t *n)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(sqldb_handle(s->db), "SELECT count(*) FROM flows WHERE probe = ?1 "
+	                       "AND run_id = ?2", -1, &st, NULL) != SQLITE_OK)
+		return -1;
+	sqldb_bind_text(st, 1, s->probe);
+	sqldb_bind_i64(st, 2, s->run_id);
+	int rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		*n = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return rc == SQLITE_ROW ? 0 : -1;
+}
+
 static int sink_end(void *self, const struct run_info *run)
 {
 	store *s = self;
-	if (store_commit(s) != 0)
-		return -1;
+	/* the last rows' commit may fail (a full disk): the run is recorded all the same */
+	int last = store_commit(s);
+	char why[1024];
+	snprintf(why, sizeof(why), "%s", store_error(s));
 	if (sqldb_exec(s->db, "BEGIN IMMEDIATE", "cannot start a transaction") != 0)
 		return -1;
 	s->in_txn = true;
-	if (sqldb_run_finish(s->db, s->probe, s->run_id, run) != 0) {
+	/* rows rolled back (a full disk): the record says what the file holds, not what was
+	 * analysed, and that the run failed */
+	struct run_info held = *run;
+	int64_t n;
+	if (s->lost && count_run_flows(s, &n) == 0)
+		held.flows = (uint64_t)n;
+	if (s->lost)
+		held.status = "failed";
+	run = &held;
+	if (sqldb_run_finish(s->db, s->probe, s->run_id, run) != 0 || same_capture(s, run) != 0) {
 		sqlite3_exec(sqldb_handle(s->db), "ROLLBACK", NULL, NULL, NULL);
 		s->in_txn = false;
 		return -1;
 	}
 	if (store_commit(s) != 0)
 		return -1;
+	if (last != 0) { /* recorded as failed; the commit's failure is what is said */
+		build_indexes(s);
+		sqldb_failf(s->db, "%s", why);
+		return -1;
+	}
 	return build_indexes(s);
 }
 

@@ -75,9 +75,11 @@ static void printable(char *dst, size_t len, const char *src)
 }
 
 /* "ip:port", or "[ip]:port" for IPv6 (RFC 3986). */
-static void addr_port(char *buf, size_t len, int ip_ver, const char *ip, int port)
+/* A server as the dashboard names it: address and port, "/quic" for a QUIC server (its
+ * flights count datagrams: never added to a TCP server's). */
+static void addr_port(char *buf, size_t len, int ip_ver, const char *ip, int port, bool quic)
 {
-	snprintf(buf, len, ip_ver == 6 ? "[%s]:%d" : "%s:%d", ip, port);
+	snprintf(buf, len, ip_ver == 6 ? "[%s]:%d%s" : "%s:%d%s", ip, port, quic ? "/quic" : "");
 }
 
 static unsigned segs_of(int64_t v)
@@ -145,14 +147,15 @@ void uitable_add(struct uitable *t, const struct flow_record *r)
 	unsigned why = why_index(lim);
 	if (why < UITABLE_WHY)
 		t->why[why]++;
+	bool quic = r->transport == 17;
 	if (lim == LIMIT_CWND && segs)
 		t->iw_exact[segs]++;
-	else if (why < UITABLE_WHY && lim != LIMIT_LOSS && segs)
+	else if (why < UITABLE_WHY && lim != LIMIT_LOSS && segs && !quic) /* TCP's in segments */
 		t->iw_lb[segs]++;
 	if (r->c.rwnd_class > RWND_NULL && r->c.rwnd_class - 1u < UITABLE_RWND)
 		t->rwnd[r->c.rwnd_class - 1]++;
 	char server[UITABLE_ADDR_MAX];
-	addr_port(server, sizeof(server), r->ip_ver, r->server_ip, r->server_port);
+	addr_port(server, sizeof(server), r->ip_ver, r->server_ip, r->server_port, quic);
 	if (lim != LIMIT_UNKNOWN && lim != LIMIT_NONE)
 		server_add(server_for(t, server), r, lim, segs, t->seq);
 	recent_add(t, r, server, why);

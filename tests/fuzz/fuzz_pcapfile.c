@@ -38,7 +38,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int err_fd = dup(2), null_fd = open("/dev/null", O_WRONLY);
 	dup2(null_fd, 2);
 	int filter_error = 0;
-	capture_file *cf = capture_file_open(path, NULL, &filter_error);
+	char why[256];
+	capture_file *cf = capture_file_open(path, NULL, &filter_error, why, sizeof(why));
 	dup2(err_fd, 2);
 	close(err_fd);
 	close(null_fd);
