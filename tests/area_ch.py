@@ -129,7 +129,7 @@ def t_ch_report(binary, tmp):
         assert "3 runs, 16 flows" in err, err
     eq(int(c.shards[0].query("SELECT count() FROM flows FINAL", name)), 16, "flows through FINAL")
     reports = {}
-    for by in ([], ["--by", "server"], ["--by", "app"], ["--by", "rwnd"], ["--by", "standard"], ["--by", "transport"]):
+    for by in ([], ["--by", "server"], ["--by", "app"], ["--by", "rwnd"], ["--by", "standard"], ["--by", "transport"], ["--by", "client"]):
         for fmt in ("table", "json"):
             _, a, _ = run(["report", all_db, "--format", fmt] + by, binary, 0)
             _, b, _ = run(["report", c.shards[1].uri(name), "--format", fmt] + by, binary, 0)

@@ -201,7 +201,7 @@ def t_pg_report(binary, tmp):
     run(["merge"] + dbs + ["-o", all_db], binary, 0)
     run(["merge"] + dbs + ["-o", uri], binary, 0)
     reports = {}
-    for by in ([], ["--by", "server"], ["--by", "app"], ["--by", "rwnd"], ["--by", "standard"], ["--by", "transport"]):
+    for by in ([], ["--by", "server"], ["--by", "app"], ["--by", "rwnd"], ["--by", "standard"], ["--by", "transport"], ["--by", "client"]):
         for fmt in ("table", "json"):
             _, a, _ = run(["report", all_db, "--format", fmt] + by, binary, 0)
             _, b, _ = run(["report", uri, "--format", fmt] + by, binary, 0)

@@ -248,7 +248,7 @@ def t_report_hostile(binary, tmp):
 
     # report --format json: a text column stays a string, integers are numbers, NULL is null,
     # keys are the columns' names
-    for by in ([], ["--by", "server"], ["--by", "app"], ["--by", "rwnd"], ["--by", "standard"], ["--by", "transport"]):
+    for by in ([], ["--by", "server"], ["--by", "app"], ["--by", "rwnd"], ["--by", "standard"], ["--by", "transport"], ["--by", "client"]):
         rc, raw, err = run_bytes(["report", db, "--format", "json"] + by, binary)
         eq(rc, 0, "report json %s: %s" % (by, err))
         try:
@@ -322,7 +322,7 @@ def digest(d):
             for f in sorted(os.listdir(d))}
 
 
-REPORTS = ([], ["--by", "server"], ["--by", "app"], ["--by", "rwnd"], ["--by", "standard"], ["--by", "transport"])
+REPORTS = ([], ["--by", "server"], ["--by", "app"], ["--by", "rwnd"], ["--by", "standard"], ["--by", "transport"], ["--by", "client"])
 
 
 @test("report-plot-read-only-file-system", ("release", "asan"))
@@ -431,7 +431,7 @@ def t_report(binary, tmp):
     rc, out, _ = run(["report", db], binary, 0)
     for needle in ("IW10", "IW3", "rfc6928", "rfc3390", "6KB", "64KB", "complete", ">=IW4"):
         assert needle in out, needle
-    for by in ([], ["--by", "server"], ["--by", "app"], ["--by", "rwnd"], ["--by", "standard"], ["--by", "transport"]):
+    for by in ([], ["--by", "server"], ["--by", "app"], ["--by", "rwnd"], ["--by", "standard"], ["--by", "transport"], ["--by", "client"]):
         rc, out, err = run(["report", db] + by, binary)
         eq((rc, err), (0, ""), "report %s" % by)
     # into a pipe, values are whole (tests/area_report.py: terminals, limits, hostile names)
@@ -561,3 +561,33 @@ def t_server_modal(binary, tmp):
         ("198.51.100.7", "tcp", 4, 10, None, "exact", "HTTP", "modern.test"),
         ("198.51.100.8", "tcp", 2, 10, None, "exact", "X", "a.test")], "per server and transport")
     return "the most common name and app; TCP and QUIC apart"
+
+
+@test("report-by-client", ("release",))
+def t_report_by_client(binary, tmp):
+    """--by client (issue 31): one row per client with its most common SYN window and class, as
+    the flows table says, and its flows whose window could not take an IW10 (6KB, 8192, small:
+    a client behind SO_RCVBUF 2048 shows a 1460-byte window, class small, not other)."""
+    db = analyse(binary, [os.path.join(PCAPS, "demo.pcap")], tmp, ["--no-dpi"])
+    base = rows(db, "SELECT * FROM flows ORDER BY flow_key LIMIT 1")[0]
+    con = sqlite3.connect(db)
+    cols = list(base)
+    key = max(r["flow_key"] for r in rows(db, "SELECT flow_key FROM flows")) + 1
+    for win, cls in ((1460, "small"), (1460, "small"), (64240, "64KB")):
+        r = dict(base, client_ip="203.0.113.9", flow_key=key, c_syn_win=win, c_rwnd_class=cls, c_mss=1460)
+        key += 1
+        con.execute("INSERT INTO flows (%s) VALUES (%s)" % (", ".join(cols), ", ".join("?" * len(cols))),
+                    [r[c] for c in cols])
+    con.commit()
+    con.close()
+    _, out, _ = run(["report", db, "--by", "client", "--format", "json"], binary, 0)
+    got = {r["client_ip"]: r for r in strict_json(out, "json")["clients"]}
+    eq((got["203.0.113.9"]["flows"], got["203.0.113.9"]["rwnd_class"], got["203.0.113.9"]["syn_win"],
+        got["203.0.113.9"]["windows"], got["203.0.113.9"]["below_iw10"]), (3, "small", 1460, 2, 2), "the new client")
+    for ip, r in got.items():
+        fl = rows(db, "SELECT c_rwnd_class, c_syn_win FROM flows WHERE client_ip = '%s' AND c_syn_win IS NOT NULL" % ip)
+        eq(r["flows"], len(fl), ip + " flows")
+        eq(r["below_iw10"], sum(f["c_rwnd_class"] in ("6KB", "8192", "small") for f in fl), ip + " below IW10")
+    _, table, _ = run(["report", db, "--by", "client"], binary, 0)
+    assert "Clients: receive windows (SYN)" in table and "203.0.113.9" in table, table
+    return "%d clients" % len(got)

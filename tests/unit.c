@@ -8,6 +8,7 @@
 #include "decode.h"
 #include "flow.h"
 #include "record.h"
+#include "uitable.h"
 #include "unit.h"
 
 int unit_checks, unit_failures;
@@ -356,6 +357,50 @@ static void test_flow_table_grows(void)
 	flow_table_free(t);
 }
 
+
+/* The dashboard's tables (uitable.c, no curses): servers sorted by IW go by the number shown,
+ * exact before a lower bound of the same number, none last (issue 31: IW1, >=IW5, >=IW1, >=IW8
+ * before); a QUIC server is its own row ("/quic"). */
+static void test_uitable(void)
+{
+	struct uitable t;
+	CHECK_EQ_INT(uitable_init(&t), 0);
+	static const struct { const char *ip; int limit, segs, transport; } fl[] = {
+		{ "10.0.0.1", LIMIT_CWND, 1, 6 },  { "10.0.0.2", LIMIT_APP, 5, 6 },
+		{ "10.0.0.3", LIMIT_APP, 1, 6 },   { "10.0.0.4", LIMIT_APP, 8, 6 },
+		{ "10.0.0.5", LIMIT_CWND, 10, 6 }, { "10.0.0.6", LIMIT_CWND, 5, 6 },
+		{ "10.0.0.7", LIMIT_LOSS, 9, 6 },  { "10.0.0.5", LIMIT_AMBIGUOUS, 40, 17 },
+	};
+	for (size_t i = 0; i < sizeof(fl) / sizeof(fl[0]); i++) {
+		struct flow_record r;
+		memset(&r, 0, sizeof(r));
+		r.ip_ver = 4;
+		snprintf(r.server_ip, sizeof(r.server_ip), "%s", fl[i].ip);
+		snprintf(r.client_ip, sizeof(r.client_ip), "192.0.2.1");
+		r.server_port = 443;
+		r.transport = (uint8_t)fl[i].transport;
+		r.s.iw_limit = (uint8_t)fl[i].limit;
+		r.s.iw_segs = fl[i].segs;
+		r.c.iw_segs = r.s.iw_bytes = r.c.iw_bytes = NULL64;
+		uitable_add(&t, &r);
+	}
+	const struct uitable_server *list[UITABLE_SERVERS];
+	unsigned n = uitable_servers(&t, NULL, UITABLE_BY_IW, list);
+	CHECK_EQ_INT(n, 8);
+	static const char *const want[] = { "10.0.0.5:443/quic", "10.0.0.5:443", "10.0.0.4:443",
+	                                    "10.0.0.6:443", "10.0.0.2:443", "10.0.0.1:443",
+	                                    "10.0.0.3:443", "10.0.0.7:443" };
+	for (unsigned i = 0; i < n && i < 8; i++) {
+		if (strcmp(list[i]->addr, want[i]))
+			printf("  sorted by IW, row %u: %s, want %s\n", i, list[i]->addr, want[i]);
+		CHECK(!strcmp(list[i]->addr, want[i]));
+	}
+	/* the QUIC server's datagrams stay out of the TCP lower-bound histogram */
+	CHECK_EQ_INT(t.iw_lb[40], 0);
+	CHECK_EQ_INT(t.iw_exact[10], 1);
+	uitable_free(&t);
+}
+
 int main(void)
 {
 	test_classify();
@@ -367,6 +412,7 @@ int main(void)
 	test_handshake();
 	test_names();
 	test_quic();
+	test_uitable();
 	test_columns();
 	printf("unit: %d checks, %d failed\n", unit_checks, unit_failures);
 	return unit_failures ? 1 : 0;

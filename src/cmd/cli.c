@@ -30,7 +30,7 @@ static void usage(FILE *out)
 	        "       iwscope -i IFACE [-i IFACE ...] [-o DB|URI] [-s SNAPLEN] [-B BUFFER_KIB] [-p]\n"
 	        "               [-Z USER] [--no-ui] [--json] [--no-color] [-d SECONDS] [--probe NAME]\n"
 	        "               [--spool FILE] [EXPRESSION]\n"
-	        "       iwscope report DB|URI [--format table|csv|json] [--by server|app|rwnd|standard]\n"
+	        "       iwscope report DB|URI [--format table|csv|json] [--by server|client|app|rwnd|standard|transport]\n"
 	        "               [--limit N]\n"
 	        "       iwscope plot DB|URI -o DIR\n"
 	        "       iwscope merge [-q] DB [DB ...] -o DB|URI\n"

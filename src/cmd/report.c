@@ -126,6 +126,24 @@ static const struct section standard_sections[] = {
 	  "GROUP BY 1, 2 ORDER BY 3 DESC, 1, 2" },
 };
 
+/* Clients, as --by server shows senders: each one's most common SYN (window, its class, MSS,
+ * scale), how many windows it used, and its flows whose window could not take an IW10. */
+static const struct section client_sections[] = {
+	{ "clients", "Clients: receive windows (SYN)", 100,
+	  "WITH f AS (SELECT client_ip, c_rwnd_class, c_syn_win, c_mss, c_wscale FROM flows "
+	  "WHERE c_syn_win IS NOT NULL), "
+	  "per AS (SELECT client_ip, count(*) AS flows, count(DISTINCT c_syn_win) AS windows, "
+	  "sum(CASE WHEN c_rwnd_class IN ('6KB', '8192', 'small') THEN 1 ELSE 0 END) AS below_iw10 "
+	  "FROM f GROUP BY client_ip), "
+	  "syn AS (SELECT client_ip, c_rwnd_class, c_syn_win, c_mss, c_wscale, row_number() OVER "
+	  "(PARTITION BY client_ip ORDER BY count(*) DESC, c_syn_win, c_mss, c_wscale) AS k FROM f "
+	  "GROUP BY client_ip, c_rwnd_class, c_syn_win, c_mss, c_wscale) "
+	  "SELECT per.client_ip, flows, syn.c_rwnd_class AS rwnd_class, syn.c_syn_win AS syn_win, "
+	  "syn.c_mss AS mss, syn.c_wscale AS wscale, windows, below_iw10 FROM per "
+	  "JOIN syn ON syn.client_ip = per.client_ip AND syn.k = 1 "
+	  "ORDER BY flows DESC, per.client_ip" },
+};
+
 static const struct section transport_sections[] = {
 	{ "iw_by_transport", "Server first flights by transport", DEFAULT_ROWS,
 	  "SELECT coalesce(transport, 'tcp') AS transport, s_iw_class AS iw_class, s_iw_limit AS iw_limit, "
@@ -496,7 +514,7 @@ static int stream_row(void *arg, int ncols, const char *const *names, const char
 static void usage(FILE *out)
 {
 	fprintf(out, "usage: iwscope report DB|postgresql://... [--format table|csv|json]\n"
-	             "                      [--by server|app|rwnd|standard|transport] [--limit N]\n"
+	             "                      [--by server|client|app|rwnd|standard|transport] [--limit N]\n"
 	             "Tables show at most 100 rows each (server names 50, disagreeing servers 20),\n"
 	             "and say how many they left out; --limit N shows N (0 = all). Into a pipe or\n"
 	             "a file, tables hold whole values; on a terminal long names are cut to fit.\n"
@@ -568,6 +586,7 @@ int report_main(int argc, char **argv)
 			BY("rwnd", rwnd_sections)
 			BY("standard", standard_sections)
 			BY("transport", transport_sections)
+			BY("client", client_sections)
 #undef BY
 			return usage_error("unknown grouping", optarg);
 		case 'n': {
