@@ -15,7 +15,7 @@ DEB_BUILD := gcc make pkg-config libpcap-dev libndpi-dev libsqlite3-dev libncurs
              libcurl4-openssl-dev
 DEB_TEST  := sqlite3 tshark tcpdump tcptrace libndpi-bin iproute2 ethtool clang time \
              libclang-rt-14-dev valgrind tmux python3 chromium postgresql jq \
-             clickhouse-server clickhouse-client
+             clickhouse-server clickhouse-client ngtcp2-server ngtcp2-client openssl
 # ... and what the benchmarks need beyond those (`make bench`, `make bench-live`)
 DEB_BENCH := tcpreplay
 
