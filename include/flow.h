@@ -17,6 +17,7 @@
 struct syn_info {
 	uint64_t ts_us;      /* first SYN / SYN-ACK at the vantage point; 0 = not seen */
 	uint32_t tsval;      /* valid with OPT_TS */
+	uint32_t tsecr;      /* ... and what it echoed (a SYN-ACK: the client's SYN's TSval) */
 	uint32_t payload;    /* data bytes carried on the SYN (TFO) */
 	uint16_t win;        /* unscaled, as in every SYN (RFC 7323 2.2) */
 	uint16_t mss;        /* valid with OPT_MSS */

@@ -161,3 +161,30 @@ def t_real_verdicts(binary, tmp):
     if judged < len(want):
         raise AssertionError("%d of %d judged flows not found" % (len(want) - judged, len(want)))
     return "%d verdicts read by eye hold; %d exact verdicts, all read" % (judged, exact)
+
+
+@test("one-direction-push-is-no-timer", ("release", "asan"))
+def t_one_direction_push(binary, tmp):
+    """A server's two pushes 50 ms apart, its packets only, on a LAN whose client clock did not
+    tick between its SYN and its request (the SYN-ACK and the data echo one TSval): the unchanged
+    echo does not show that no ACK arrived, so the second push is no tail-loss probe and the
+    first no exact IW (a second read found `cwnd IW2` there); the same with the ACK field moved
+    (a request processed). No verdict in either."""
+    for name, ack2 in (("push", 0), ("push_req", 100)):
+        c = craft.Conn(cport=40001, sport=5222)
+        c.s(0, "SA", -1, 1, opts=craft.tcp_options(mss=1460, sok=True, ts=(100000, 5000), ws=7))
+        seq = 0
+        for i in range(2):
+            c.s(0.0002 if i == 0 else 0.00001, "A", seq, 1, win=502,
+                opts=craft.tcp_options(ts=(100000, 5000)), payload=b"x" * 1448)
+            seq += 1448
+        for i in range(2):
+            c.s(0.05 if i == 0 else 0.00001, "PA" if i else "A", seq, 1 + ack2, win=502,
+                opts=craft.tcp_options(ts=(100050, 5000)), payload=b"y" * 1448)
+            seq += 1448
+        p = os.path.join(tmp, name + ".pcap")
+        craft.write_pcap(p, c.out)
+        db = analyse(binary, [p], tmp, ["--no-dpi"], name + ".db")
+        got = [(r["s_iw_limit"], r["s_iw_segs"]) for r in rows(db)]
+        eq(got, [(None, None)], name + ": no verdict")
+    return "no exact IW from an echo a still clock left unchanged"

@@ -168,6 +168,12 @@ static bool one_dir_timer(const struct side *s, const struct first_flight *ff,
 	int32_t dv = sdiff(p->opt.tsval, ff->last_tsval);
 	if (tick <= 0 || dv < 2 || !s->syn.ts_us || ff->first_us <= s->syn.ts_us)
 		return false;
+	/* an unchanged echo says no ACK arrived only where R's clock ticks several times a round
+	 * trip: S's echo moved that far between its SYN-ACK (R's SYN) and its first data (R's
+	 * request, a round trip later); a client sender's SYN echoes nothing */
+	if (!(s->syn.present & OPT_TS) || !s->syn.tsecr ||
+	    sdiff(ff->first_tsecr, s->syn.tsecr) < FLIGHT_ECHO_MIN_TICKS)
+		return false;
 	uint64_t rtt_max = ff->first_us - s->syn.ts_us;
 	uint64_t wait = rtt_max * FLIGHT_CWND_RTTS_X10 / 10;
 	if (wait < FLIGHT_TIMER_MIN_US)
@@ -569,7 +575,7 @@ static bool at_window_edge(uint32_t segs, uint32_t bytes, uint16_t m)
 static void one_dir_verdict(const struct first_flight *ff, uint16_t m, struct ff_verdict *v)
 {
 	if (ff->rule == RULE_ECHO && ff->state == FF_CLOSED && ff->end == FF_END_PAUSE &&
-	    ff->next_timer && !ff->timer_gap) {
+	    ff->next_timer && !ff->timer_gap && !ff->r_data_before_next) {
 		v->next = FF_NEXT_TIMER;
 		v->limit = ends_full(ff, m) ? LIMIT_CWND : LIMIT_NAGLE;
 		return;

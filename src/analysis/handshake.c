@@ -25,6 +25,7 @@ static void record_syn(struct syn_info *si, const struct pkt *p)
 	si->mss = p->opt.mss;
 	si->wscale = p->opt.wscale;
 	si->tsval = p->opt.tsval;
+	si->tsecr = p->opt.tsecr;
 	si->ttl = p->ttl;
 	si->quirks = p->quirks;
 	si->payload = p->payload_len;

@@ -17,6 +17,7 @@ struct quic_conn {
 	uint8_t dcid_len;             /* the client's Initial DCID, which the keys come from */
 	uint8_t dcid[QUIC_CID_MAX];
 	bool keys;                    /* ck valid for dcid */
+	bool keys_retry;              /* ... the DCID that followed a Retry */
 	bool retry, vn, zero_rtt, spin;
 	bool validated;               /* the client sent a Handshake or 1-RTT packet */
 	bool c_short;                 /* the client sent a 1-RTT packet */
@@ -27,6 +28,7 @@ struct quic_conn {
 	uint32_t c_initial;           /* the client's first Initial datagram's bytes */
 	uint64_t c_preval, s_preval;  /* bytes before the client's address was validated */
 	uint16_t s_max_dgram;         /* largest server datagram of its first flight */
+	uint16_t s_last_dgram;        /* its last */
 	uint64_t amp_budget;          /* 3 x the client's bytes before the datagram that ended the
 	                               * server's first flight, its address unvalidated; 0: none */
 	uint8_t *hello;               /* CRYPTO bytes of the client's Initials, while looked for */
@@ -37,6 +39,13 @@ struct quic_conn {
 
 #define HELLO_TRIES 8 /* client Initial packets looked at for the ClientHello, at most */
 
+/* The UDP ports QUIC servers listen on: HTTP/3 (443, and 4433 and 8443 of test servers), DNS
+ * over QUIC (853, and 784 of its drafts). */
+static bool server_port(uint16_t port)
+{
+	return port == 443 || port == 4433 || port == 8443 || port == 853 || port == 784;
+}
+
 bool quicflow_starts(const struct pkt *p, bool *client)
 {
 	if (!quic_looks_long(p->payload, p->payload_cap))
@@ -45,9 +54,12 @@ bool quicflow_starts(const struct pkt *p, bool *client)
 	enum quic_parse r = quic_header(p->payload, p->payload_len, p->payload_cap, &h);
 	if (r != QUIC_OK && r != QUIC_CUT) /* cut: the snaplen; the type is known */
 		return false;
-	/* a client's first Initial fills a datagram of at least 1200 bytes (RFC 9000 14.1);
-	 * otherwise the port says which side serves (the lower one, 443 first) */
-	if (h.type == QUIC_INITIAL && p->payload_len >= 1200)
+	/* a client's first Initial fills a datagram of at least 1200 bytes (RFC 9000 14.1), but
+	 * servers pad theirs too: one sent from a port QUIC serves on (HTTP/3, DNS over QUIC) to
+	 * another port is a server's; otherwise the port says which side serves (443 first, else
+	 * the lower one) */
+	if (h.type == QUIC_INITIAL && p->payload_len >= 1200 &&
+	    !(server_port(p->sport) && !server_port(p->dport)))
 		*client = true;
 	else if (p->dport == 443 || p->sport == 443)
 		*client = p->dport == 443;
@@ -90,8 +102,11 @@ static void hello_end(struct quic_conn *q)
 /* A client Initial packet (its bytes at pkt, h parsed): opened, its CRYPTO frames kept. */
 static void client_initial(struct quic_conn *q, const uint8_t *pkt, const struct quic_hdr *h)
 {
-	if (!q->keys || q->dcid_len != h->dcid_len || memcmp(q->dcid, h->dcid, h->dcid_len) != 0) {
-		/* the first Initial, or one after a Retry (a new DCID): its keys */
+	if (!q->keys || (q->retry && !q->keys_retry &&
+	                 (q->dcid_len != h->dcid_len || memcmp(q->dcid, h->dcid, h->dcid_len) != 0))) {
+		/* the first Initial's DCID, or the one after a Retry: its keys (a client that moved
+		 * to the server's connection ID keeps the keys of its first DCID, RFC 9001 5.2) */
+		q->keys_retry = q->retry;
 		q->dcid_len = h->dcid_len;
 		memcpy(q->dcid, h->dcid, h->dcid_len);
 		q->keys = quic_initial_keys(h->version, h->dcid, h->dcid_len, false, &q->ck);
@@ -193,7 +208,11 @@ static void flights(struct flow *f, struct quic_conn *q, const struct pkt *p, in
 		mine->rule = RULE_TIMING;
 		mine->first_us = p->ts_us;
 	} else if (mine->state == FF_OPEN) {
+		/* the handshake's round trip, or while the client's answer is still to come the leg
+		 * seen so far (shorter at the server: a pause found sooner, never later) */
 		int64_t rtt = flight_rtt(f), gap = (int64_t)(p->ts_us - mine->last_us);
+		if (rtt <= 0)
+			rtt = flight_rtt_leg(f, 1);
 		if (rtt > 0 && gap * 2 >= rtt) {
 			mine->state = FF_CLOSED;
 			mine->end = FF_END_PAUSE;
@@ -205,8 +224,11 @@ static void flights(struct flow *f, struct quic_conn *q, const struct pkt *p, in
 		mine->segs++;
 		mine->bytes += len;
 		mine->last_us = p->ts_us;
-		if (dir == 1 && len > q->s_max_dgram)
-			q->s_max_dgram = len > UINT16_MAX ? UINT16_MAX : (uint16_t)len;
+		uint16_t l16 = len > UINT16_MAX ? UINT16_MAX : (uint16_t)len;
+		if (dir == 1 && l16 > q->s_max_dgram)
+			q->s_max_dgram = l16;
+		if (dir == 1)
+			q->s_last_dgram = l16;
 	}
 }
 
@@ -260,15 +282,21 @@ void quicflow_verdict(const struct flow *f, int sender, struct ff_verdict *v)
 		return;
 	}
 	v->rule = RULE_TIMING;
+	if (ff->state != FF_CLOSED) {
+		/* nothing ended it here: the peer's datagrams are not in the capture (one
+		 * direction), or nothing followed; no verdict, however many datagrams it had */
+		v->limit = LIMIT_UNKNOWN;
+		return;
+	}
 	v->end = (enum ff_end)ff->end;
 	v->segs = ff->segs;
 	v->bytes = ff->bytes;
-	if (ff->state == FF_CLOSED)
-		v->pause_us = (int64_t)(ff->next_us - ff->last_us);
+	v->pause_us = (int64_t)(ff->next_us - ff->last_us);
 	/* the server before the client's address was validated: at most three times what it had
-	 * received (RFC 9000 8.1); a flight that one more datagram would have taken past that
-	 * stopped there */
-	if (sender == 1 && ff->state == FF_CLOSED && q->s_max_dgram && q->amp_budget &&
+	 * received (RFC 9000 8.1); a flight that ended on a full datagram where one more would
+	 * have taken it past that stopped there (not Google QUIC's, which RFC 9000 does not bind) */
+	if (sender == 1 && q->s_max_dgram && q->amp_budget && !quic_is_gquic(q->version) &&
+	    q->s_last_dgram == q->s_max_dgram &&
 	    ff->bytes + q->s_max_dgram > q->amp_budget && ff->bytes <= q->amp_budget) {
 		v->limit = LIMIT_AMPLIFICATION;
 		return;
