@@ -39,20 +39,20 @@ static int open_sqlite(const struct sink_conf *c, struct sink *out, char *err, s
 static int open_pg(const struct sink_conf *c, struct sink *out, char *err, size_t errlen)
 {
 	struct pgsink_opts po = { c->uri, c->spool, c->quiet };
-	pgsink *pg = pgsink_open(&po, err, errlen);
+	outbox *pg = pgsink_open(&po, err, errlen);
 	if (!pg)
 		return -1;
-	*out = pgsink_sink(pg);
+	*out = outbox_sink(pg);
 	return 0;
 }
 
 static int open_ch(const struct sink_conf *c, struct sink *out, char *err, size_t errlen)
 {
 	struct chsink_opts co = { c->uri, c->spool, c->quiet };
-	chsink *ch = chsink_open(&co, err, errlen);
+	outbox *ch = chsink_open(&co, err, errlen);
 	if (!ch)
 		return -1;
-	*out = chsink_sink(ch);
+	*out = outbox_sink(ch);
 	return 0;
 }
 
@@ -81,17 +81,17 @@ static void sqlite_replaced(void *self, int64_t *runs, int64_t *flows)
 
 static void pg_replaced(void *self, int64_t *runs, int64_t *flows)
 {
-	struct pgsink_stats st;
-	pgsink_stats(self, &st);
+	struct outbox_stats st;
+	outbox_stats(self, &st);
 	*runs = st.replaced_runs;
 	*flows = st.replaced_flows;
 }
 
 /* A spooling sink's lines after the summary: rows sent, what waited in the spool, what still
  * does. */
-static void spool_summary(const char *name, const struct pgsink_stats *s, const struct sink_conf *c)
+static void spool_summary(const char *name, const struct outbox_stats *s, const struct sink_conf *c)
 {
-	struct pgsink_stats st = *s;
+	struct outbox_stats st = *s;
 	fprintf(stderr, "iwscope: %s: %llu flow rows sent", name, (unsigned long long)st.delivered);
 	if (st.spooled) {
 		fprintf(stderr, "; %llu waited in the spool while the server was unreachable",
@@ -107,25 +107,19 @@ static void spool_summary(const char *name, const struct pgsink_stats *s, const 
 		        c->spool, c->spool);
 }
 
-static void pg_summary(void *self, const struct sink_conf *c)
+/* A spooling sink's lines after the summary, under its server's name. */
+static void outbox_summary(void *self, const struct sink_conf *c)
 {
-	struct pgsink_stats st;
-	pgsink_stats(self, &st);
-	spool_summary("postgresql", &st, c);
-}
-
-static void ch_summary(void *self, const struct sink_conf *c)
-{
-	struct pgsink_stats st;
-	chsink_stats(self, &st);
-	spool_summary("clickhouse", &st, c);
+	struct outbox_stats st;
+	outbox_stats(self, &st);
+	spool_summary(outbox_sink(self).ops->name, &st, c);
 }
 
 /* The registry: the kinds in the order they are opened (the primary first). */
 static const struct sink_kind kinds[] = {
 	{ "sqlite", true, false, want_sqlite, open_sqlite, sqlite_file, sqlite_replaced, NULL },
-	{ "postgresql", true, false, want_pg, open_pg, pg_file, pg_replaced, pg_summary },
-	{ "clickhouse", true, false, want_ch, open_ch, pg_file, NULL, ch_summary },
+	{ "postgresql", true, false, want_pg, open_pg, pg_file, pg_replaced, outbox_summary },
+	{ "clickhouse", true, false, want_ch, open_ch, pg_file, NULL, outbox_summary },
 	{ "lines", false, false, want_lines, open_lines, NULL, NULL, NULL },
 	{ "dashboard", false, true, want_dashboard, open_dashboard, NULL, NULL, NULL },
 };
