@@ -17,6 +17,7 @@
  * at the end of its TCP header). Clients 10.0.0.0/8 (64 ports an address), 4096 servers
  * 172.16.0.0/20 on port 443. */
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -83,29 +84,47 @@ static int load(const char *path, struct source *s)
 	return s->n ? 0 : -1;
 }
 
-static void heap_down(struct clone *h, size_t n, size_t i)
+/* A binary min-heap of n elements of size bytes at h, ordered by the uint64_t time stamp each
+ * element starts with (struct clone, struct open_cur). */
+#define HEAP_ELEM_MAX 32
+
+static uint64_t heap_key(const void *h, size_t size, size_t i)
+{
+	uint64_t v;
+	memcpy(&v, (const char *)h + i * size, sizeof(v));
+	return v;
+}
+
+static void heap_swap(void *h, size_t size, size_t i, size_t j)
+{
+	char t[HEAP_ELEM_MAX], *a = (char *)h + i * size, *b = (char *)h + j * size;
+	memcpy(t, a, size);
+	memcpy(a, b, size);
+	memcpy(b, t, size);
+}
+
+_Static_assert(sizeof(struct clone) <= HEAP_ELEM_MAX && offsetof(struct clone, next_ts) == 0,
+               "heap elements start with their time stamp");
+
+static void heap_down(void *h, size_t size, size_t n, size_t i)
 {
 	for (;;) {
 		size_t l = 2 * i + 1, m = i;
-		if (l < n && h[l].next_ts < h[m].next_ts)
+		if (l < n && heap_key(h, size, l) < heap_key(h, size, m))
 			m = l;
-		if (l + 1 < n && h[l + 1].next_ts < h[m].next_ts)
+		if (l + 1 < n && heap_key(h, size, l + 1) < heap_key(h, size, m))
 			m = l + 1;
 		if (m == i)
 			return;
-		struct clone t = h[i];
-		h[i] = h[m];
-		h[m] = t;
+		heap_swap(h, size, i, m);
 		i = m;
 	}
 }
 
-static void heap_up(struct clone *h, size_t i)
+static void heap_up(void *h, size_t size, size_t i)
 {
-	while (i && h[(i - 1) / 2].next_ts > h[i].next_ts) {
-		struct clone t = h[i];
-		h[i] = h[(i - 1) / 2];
-		h[(i - 1) / 2] = t;
+	while (i && heap_key(h, size, (i - 1) / 2) > heap_key(h, size, i)) {
+		heap_swap(h, size, i, (i - 1) / 2);
 		i = (i - 1) / 2;
 	}
 }
@@ -212,32 +231,8 @@ struct open_cur {
 	int e; /* next event */
 };
 
-static void oheap_down(struct open_cur *h, size_t n, size_t i)
-{
-	for (;;) {
-		size_t l = 2 * i + 1, m = i;
-		if (l < n && h[l].next_ts < h[m].next_ts)
-			m = l;
-		if (l + 1 < n && h[l + 1].next_ts < h[m].next_ts)
-			m = l + 1;
-		if (m == i)
-			return;
-		struct open_cur x = h[i];
-		h[i] = h[m];
-		h[m] = x;
-		i = m;
-	}
-}
-
-static void oheap_up(struct open_cur *h, size_t i)
-{
-	while (i && h[(i - 1) / 2].next_ts > h[i].next_ts) {
-		struct open_cur x = h[i];
-		h[i] = h[(i - 1) / 2];
-		h[(i - 1) / 2] = x;
-		i = (i - 1) / 2;
-	}
-}
+_Static_assert(sizeof(struct open_cur) <= HEAP_ELEM_MAX && offsetof(struct open_cur, next_ts) == 0,
+               "heap elements start with their time stamp");
 
 /* One phase (opening: events first..last-1 of the script; closing: the rest) of all N
  * connections, connection k starting at t0 + k * spacing, merged in time order. */
@@ -254,7 +249,7 @@ static int open_phase(FILE *out, uint32_t n, uint64_t spacing, uint64_t t0, int 
 	while (started < n || nh) {
 		while (started < n && (!nh || t0 + (uint64_t)started * spacing <= heap[0].next_ts)) {
 			heap[nh] = (struct open_cur){ t0 + (uint64_t)started * spacing + open_script[first].at_us, started, first };
-			oheap_up(heap, nh++);
+			heap_up(heap, sizeof(*heap), nh++);
 			started++;
 		}
 		struct open_cur *c = &heap[0];
@@ -270,10 +265,10 @@ static int open_phase(FILE *out, uint32_t n, uint64_t spacing, uint64_t t0, int 
 		*bytes += cap + 16;
 		if (++c->e < last) {
 			c->next_ts = c->next_ts - open_script[c->e - 1].at_us + open_script[c->e].at_us;
-			oheap_down(heap, nh, 0);
+			heap_down(heap, sizeof(*heap), nh, 0);
 		} else {
 			heap[0] = heap[--nh];
-			oheap_down(heap, nh, 0);
+			heap_down(heap, sizeof(*heap), nh, 0);
 		}
 	}
 	free(heap);
@@ -359,7 +354,7 @@ int main(int argc, char **argv)
 		while (started < clones && (!nh || (uint64_t)started * spacing <= heap[0].next_ts)) {
 			struct clone c = { (uint64_t)started * spacing, started, started % (uint32_t)ok, 0 };
 			heap[nh] = c;
-			heap_up(heap, nh++);
+			heap_up(heap, sizeof(*heap), nh++);
 			started++;
 		}
 		struct clone *c = &heap[0];
@@ -391,10 +386,10 @@ int main(int argc, char **argv)
 		bytes += cap + 16;
 		if (++c->i < src[c->src].n) {
 			c->next_ts = (uint64_t)c->k * spacing + src[c->src].r[c->i].ts;
-			heap_down(heap, nh, 0);
+			heap_down(heap, sizeof(*heap), nh, 0);
 		} else {
 			heap[0] = heap[--nh];
-			heap_down(heap, nh, 0);
+			heap_down(heap, sizeof(*heap), nh, 0);
 		}
 	}
 	if (fclose(out) != 0) {
