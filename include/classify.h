@@ -55,7 +55,7 @@ void classify_olayout(char *buf, size_t len, const struct syn_info *si);
 const char *classify_limit_name(enum ff_limit l);
 const char *classify_rule_name(enum ff_rule r);
 const char *classify_end_rule_name(enum ff_end e); /* tsecr | timing | pause | none */
-const char *classify_next_name(enum ff_next n);    /* ack | timer | request | late | burst | NULL */
+const char *classify_next_name(enum ff_next n);    /* ack | timer | request | late | burst | paced | NULL */
 const char *classify_handshake_name(enum handshake_kind k);
 const char *classify_end_name(enum end_reason r);
 

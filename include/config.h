@@ -101,6 +101,14 @@
                                   * much from the request to the ACK that released more, which
                                   * a clock ticking slower than the round trip cannot do */
 #endif
+#ifndef FLIGHT_PACED_MIN_TICKS
+#define FLIGHT_PACED_MIN_TICKS 3 /* a flight spread over this many ticks of S's clock was paced
+                                   * (a burst sent at once spans at most one) */
+#endif
+#ifndef FLIGHT_NEAR_S_DIV
+#define FLIGHT_NEAR_S_DIV 8 /* the vantage point is next to S when S's leg of the handshake is
+                              * at most the round trip / 8: no hold on the way to it */
+#endif
 #ifndef DEFAULT_MSS
 #define DEFAULT_MSS 536 /* RFC 9293 3.7.1: MSS when the option is absent */
 #endif

@@ -52,8 +52,10 @@ enum ff_next {
 	FF_NEXT_TIMER,    /* after a pause with the flight's TSecr: no ACK processed (TLP, RTO) */
 	FF_NEXT_REQUEST,  /* after the receiver sent new data or a FIN of its own */
 	FF_NEXT_LATE,     /* later than 1.5 handshake RTTs, or with no ACK seen before it */
-	FF_NEXT_BURST     /* on the heels of an ACK, as a flight more than twice this one: slow
+	FF_NEXT_BURST,    /* on the heels of an ACK, as a flight more than twice this one: slow
 	                   * start at most doubles, so the window had not stopped this one */
+	FF_NEXT_PACED     /* on the heels of an ACK, but S's clock shows no pause before it: S was
+	                   * still sending (paced, or a slow link at S) when the ACK came */
 };
 
 /* One sender's first flight (docs/METHOD.md). Sequence numbers are relative to the sender's
@@ -84,6 +86,7 @@ struct first_flight {
 	uint16_t max_payload;       /* largest flight-1 packet payload */
 	uint16_t n_max;             /* flight-1 packets of exactly max_payload */
 	uint16_t last_payload;      /* payload of the flight's last packet */
+	uint16_t max_tsstep;        /* largest step of S's TSval between two flight-1 packets */
 	uint16_t f2_segs;           /* segments of the next flight, until an ACK of its data or a
 	                             * pause (a lower bound at any vantage point); saturates */
 	uint16_t f2_last_64us;      /* its last packet, in 64 us after next_us (4.2 s at most) */
@@ -107,6 +110,8 @@ struct first_flight {
 	bool next_unsure : 1;           /* the end was located by a pause that a late tail, not the
 	                             * sender, may have made: no exact verdict */
 	bool acked_unseen : 1;          /* the receiver acknowledged flight bytes never captured */
+	bool paced_end : 1;             /* S's clock shows the flight spread over ticks and no
+	                                 * pause before the next data: not the window's stop */
 	bool timer_gap : 1;             /* one direction: a silence inside the flight that S's clock
 	                             * does not show as a hold on the way (a timer may have sent
 	                             * what followed it) */

@@ -110,7 +110,7 @@ CREATE TABLE IF NOT EXISTS {db}.flows{local} (
   c_ff_start_us Nullable(Int64),  s_ff_start_us Nullable(Int64),
   c_ff_end_us   Nullable(Int64),  s_ff_end_us   Nullable(Int64),
   c_iw_end      Nullable(String),     s_iw_end      Nullable(String),     -- what located the end: tsecr | timing | pause | none
-  c_iw_next     Nullable(String),     s_iw_next     Nullable(String),     -- the next new data came after: ack | timer | request | late | burst
+  c_iw_next     Nullable(String),     s_iw_next     Nullable(String),     -- the next new data came after: ack | timer | request | late | burst | paced
   c_iw_pause_us Nullable(Int64),  s_iw_pause_us Nullable(Int64),  -- silence before that next new data
   duration_us   Nullable(Int64),
   end_reason    Nullable(String),                -- fin | rst | idle | evicted | reuse | capture_end

@@ -91,7 +91,7 @@ CREATE TABLE flows (
   c_ff_start_us bigint,  s_ff_start_us bigint,
   c_ff_end_us   bigint,  s_ff_end_us   bigint,
   c_iw_end      text,     s_iw_end      text,     -- what located the end: tsecr | timing | pause | none
-  c_iw_next     text,     s_iw_next     text,     -- the next new data came after: ack | timer | request | late | burst
+  c_iw_next     text,     s_iw_next     text,     -- the next new data came after: ack | timer | request | late | burst | paced
   c_iw_pause_us bigint,  s_iw_pause_us bigint,  -- silence before that next new data
   duration_us   bigint,
   end_reason    text,                -- fin | rst | idle | evicted | reuse | capture_end

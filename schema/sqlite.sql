@@ -98,7 +98,7 @@ CREATE TABLE flows (
   c_ff_start_us INTEGER,  s_ff_start_us INTEGER,
   c_ff_end_us   INTEGER,  s_ff_end_us   INTEGER,
   c_iw_end      TEXT,     s_iw_end      TEXT,     -- what located the end: tsecr | timing | pause | none
-  c_iw_next     TEXT,     s_iw_next     TEXT,     -- the next new data came after: ack | timer | request | late | burst
+  c_iw_next     TEXT,     s_iw_next     TEXT,     -- the next new data came after: ack | timer | request | late | burst | paced
   c_iw_pause_us INTEGER,  s_iw_pause_us INTEGER,  -- silence before that next new data
   duration_us   INTEGER,
   end_reason    TEXT,                -- fin | rst | idle | evicted | reuse | capture_end

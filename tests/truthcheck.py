@@ -86,6 +86,12 @@ def check(binary, scenario="*", truth_dir=TRUTH):
                         yield case, False, "flow missing"
                         continue
                     want = expectation(t, vantage, timing)
+                    # timing alone, away from the sender: a tail held on the way for up to a
+                    # round trip arrives when released data would, so no exact IW is sure
+                    # (docs/METHOD.md "Late tails"); a lower bound up to the true IW is right
+                    if want["limit"] == "cwnd" and (timing or not ts) and \
+                            vantage not in (t["sender"], "host"):
+                        want = {"limit": "lower", "iw": t["iw"]}
                     ok = verdict_ok(want, row, p)
                     want_rule = "timing" if (timing or not ts) else "tsecr"
                     # "rule": "either": round trips of microseconds, where R's clock may not

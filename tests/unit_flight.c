@@ -193,7 +193,8 @@ static void rule1_receiver_side(void)
 	VERDICT(c, 0, LIMIT_APP, 1, FF_END_NONE, FF_NEXT_NONE);
 }
 
-/* Rule 2 at the same place without timestamps: t(A1) + the server leg. */
+/* Rule 2 at the same place without timestamps: t(A1) + the server leg. Away from S, a tail
+ * held a round trip on the way would arrive just as released data does: a lower bound. */
 static void rule2_receiver_side(void)
 {
 	struct conn c;
@@ -206,7 +207,7 @@ static void rule2_receiver_side(void)
 	}
 	for (int i = 0; i < 20; i++)
 		data(&c, 1, 91 * MS + (uint64_t)i * 100, 1460, 0);
-	VERDICT(c, 1, LIMIT_CWND, 10, FF_END_TIMING, FF_NEXT_ACK);
+	VERDICT(c, 1, LIMIT_AMBIGUOUS, 10, FF_END_TIMING, FF_NEXT_ACK);
 }
 
 /* Nagle: a 300-byte header, the body waits for its ACK. */
@@ -566,20 +567,19 @@ static void verdict_fields(void)
 	CHECK_EQ_INT(v.pause_us, -1);
 }
 
-/* --timing: the same connection with timestamps decided by timing alone. */
+/* --timing: a connection with timestamps decided by timing alone, seen next to the server
+ * (its leg 2 ms of 30: nothing on the way could hold a tail). */
 static void force_timing(void)
 {
 	struct conn c;
-	handshake(&c, true, 30 * MS, 100);
+	handshake(&c, true, 2 * MS, 28 * MS);
 	c.o.force_timing = true;
 	data(&c, 0, 31 * MS, 100, 0);
-	for (int i = 0; i < 10; i++) {
-		data(&c, 1, 61 * MS + (uint64_t)i * 100, 1448, 0);
-		if (i == 1)
-			ack(&c, 0, 61 * MS + 150);
-	}
+	for (int i = 0; i < 10; i++)
+		data(&c, 1, 31 * MS + 100 + (uint64_t)i * 100, 1448, 0);
+	ack(&c, 0, 61 * MS);
 	for (int i = 0; i < 20; i++)
-		data(&c, 1, 91 * MS + (uint64_t)i * 100, 1448, 0);
+		data(&c, 1, 63 * MS + (uint64_t)i * 100, 1448, 0);
 	VERDICT(c, 1, LIMIT_CWND, 10, FF_END_TIMING, FF_NEXT_ACK);
 	struct ff_verdict v;
 	flight_verdict(&c.f, 1, &v);
@@ -592,13 +592,13 @@ static void force_timing(void)
 static void segments_from_bytes(void)
 {
 	struct conn c;
-	handshake(&c, false, 30 * MS, 100);
+	handshake(&c, false, 2 * MS, 28 * MS); /* next to the server */
 	data(&c, 0, 31 * MS, 100, 0);
-	data(&c, 1, 61 * MS, 2000, 0);
-	data(&c, 1, 61 * MS + 100, 1460, 0);
-	ack(&c, 0, 61 * MS + 200);
+	data(&c, 1, 31 * MS + 100, 2000, 0);
+	data(&c, 1, 31 * MS + 200, 1460, 0);
+	ack(&c, 0, 61 * MS);
 	for (int i = 0; i < 6; i++)
-		data(&c, 1, 91 * MS + (uint64_t)i * 100, 1460, 0);
+		data(&c, 1, 63 * MS + (uint64_t)i * 100, 1460, 0);
 	VERDICT(c, 1, LIMIT_CWND, 3, FF_END_TIMING, FF_NEXT_ACK);
 	struct ff_verdict v;
 	flight_verdict(&c.f, 1, &v);
@@ -686,6 +686,33 @@ static void late_tail_timer_send(void)
 	late_tail_burst(&c, &req, &burst);
 	data_ts(&c, 1, 190 * MS + 180, 1448, burst + 90, req);
 	VERDICT(c, 1, LIMIT_CWND, 10, FF_END_PAUSE, FF_NEXT_TIMER);
+}
+
+/* Paced to the ACK, next to the server (RTT 60 ms, 1 ms clocks): 10 segments at once, then a
+ * pair every 12 ms, until the client's first ACK comes back while the server is still sending;
+ * the data after it echoes that ACK, 12 ticks after the last pair, as the pairs were. The ACK's
+ * arrival, not the window, ended the 18: a lower bound (an IW32 paced at 2 Mbit/s read IW20).
+ * Sent over half the round trip (3 ms apart) and then silent until the ACK: still IW10. */
+static void paced_to_the_ack(void)
+{
+	for (int paced = 1; paced >= 0; paced--) {
+		struct conn c;
+		handshake(&c, true, 100, 60 * MS);
+		data(&c, 0, 60 * MS + 200, 100, 0);
+		int n = paced ? 18 : 10;
+		for (int i = 0; i < n; i++) {
+			uint64_t t = paced ? (i < 10 ? 61 * MS : 61 * MS + (uint64_t)((i - 8) / 2) * 12 * MS)
+			                   : 61 * MS + (uint64_t)i * 3 * MS;
+			data(&c, 1, t + (uint64_t)i * 10, 1448, 0);
+		}
+		ack(&c, 0, 121 * MS);
+		for (int i = 0; i < 4; i++)
+			data(&c, 1, 121 * MS + 100 + (uint64_t)i * 10, 1448, 0);
+		if (paced)
+			VERDICT(c, 1, LIMIT_AMBIGUOUS, 18, FF_END_TSECR, FF_NEXT_PACED);
+		else
+			VERDICT(c, 1, LIMIT_CWND, 10, FF_END_TSECR, FF_NEXT_ACK);
+	}
 }
 
 /* Rule 2 contradicted by a pause (no timestamps): next to the client (server leg 50 ms), 4
@@ -913,15 +940,13 @@ static void crafted_syns(void)
 	for (int real = 0; real < 2; real++) {
 		struct conn c;
 		uint8_t opts = real ? OPT_MSS : 0;
-		handshake_syns(&c, false, 50 * MS, 100, 536, opts, 0, opts);
+		handshake_syns(&c, false, 2 * MS, 48 * MS, 536, opts, 0, opts); /* next to S */
 		data(&c, 0, 50 * MS + 200, 100, 0);
-		for (int i = 0; i < 10; i++) {
-			data(&c, 1, 100 * MS + (uint64_t)i * 100, 536, 0);
-			if (i == 1)
-				ack(&c, 0, 100 * MS + 150);
-		}
+		for (int i = 0; i < 10; i++)
+			data(&c, 1, 50 * MS + 300 + (uint64_t)i * 100, 536, 0);
+		ack(&c, 0, 100 * MS);
 		for (int i = 0; i < 20; i++)
-			data(&c, 1, 150 * MS + (uint64_t)i * 100, 536, 0);
+			data(&c, 1, 102 * MS + (uint64_t)i * 100, 536, 0);
 		VERDICT(c, 1, real ? LIMIT_CWND : LIMIT_AMBIGUOUS, 10, FF_END_TIMING, FF_NEXT_ACK);
 		struct ff_verdict v;
 		flight_verdict(&c.f, 1, &v);
@@ -954,6 +979,7 @@ void test_flight(void)
 	no_data_and_unknown();
 	late_tail_held_under_timer();
 	late_tail_sender_clock();
+	paced_to_the_ack();
 	late_tail_timer_send();
 	pause_against_rule2();
 	timing_under_1ms();

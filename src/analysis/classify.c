@@ -275,6 +275,7 @@ const char *classify_next_name(enum ff_next n)
 	case FF_NEXT_REQUEST: return "request";
 	case FF_NEXT_LATE: return "late";
 	case FF_NEXT_BURST: return "burst";
+	case FF_NEXT_PACED: return "paced";
 	default: return NULL;
 	}
 }
