@@ -109,6 +109,10 @@
 #define FLIGHT_NEAR_S_DIV 8 /* the vantage point is next to S when S's leg of the handshake is
                               * at most the round trip / 8: no hold on the way to it */
 #endif
+#ifndef QUIC_GSO_SEG_MAX
+#define QUIC_GSO_SEG_MAX 1472u /* a UDP payload over this (an Ethernet path's largest) is a GSO
+                                 * super-datagram: it counts ceil(len / this) datagrams */
+#endif
 #ifndef DEFAULT_MSS
 #define DEFAULT_MSS 536 /* RFC 9293 3.7.1: MSS when the option is absent */
 #endif

@@ -3,6 +3,7 @@
 # state about each (amplification, Retry, 0-RTT, round trips), and QUIC rows beside TCP's.
 # Run by tests/run.py with tests/helpers.py's names.
 import importlib.util as quic_importlib
+import struct
 
 quic_spec = quic_importlib.spec_from_file_location("quiccheck", os.path.join(ROOT, "tools", "quiccheck.py"))
 quiccheck = quic_importlib.module_from_spec(quic_spec)
@@ -98,3 +99,53 @@ def t_quic_beside_tcp(binary, tmp):
     eq(q["s_iw_limit"] in ("ambiguous", "amplification") and q["s_iw_class"].startswith(">=IW"), True,
        "a lower bound: %s %s" % (q["s_iw_limit"], q["s_iw_class"]))
     return "tcp rows %d, quic row %s %s" % (len(by["tcp"]), q["s_iw_limit"], q["s_iw_class"])
+
+
+def gso_merge(src, dst, frames):
+    """Writes src to dst with the UDP payloads of frames (1-based numbers of consecutive
+    Ethernet/IPv4/UDP frames of one sender) sent as one datagram, as a capture on a sending
+    host that uses UDP GSO shows them (the stack splits it after the capture point)."""
+    data = open(src, "rb").read()
+    out, recs, off = [data[:24]], [], 24
+    while off + 16 <= len(data):
+        hdr = data[off:off + 16]
+        incl = struct.unpack("<I", hdr[8:12])[0]
+        recs.append((hdr, data[off + 16:off + 16 + incl]))
+        off += 16 + incl
+    first = recs[frames[0] - 1]
+    payload = b"".join(recs[n - 1][1][42:] for n in frames)
+    eth, ip = first[1][:14], bytearray(first[1][14:34])
+    udp = bytearray(first[1][34:42])
+    struct.pack_into("!H", ip, 2, 20 + 8 + len(payload))
+    struct.pack_into("!H", ip, 10, 0)
+    s = sum(struct.unpack("!10H", bytes(ip)))
+    while s >> 16:
+        s = (s & 0xffff) + (s >> 16)
+    struct.pack_into("!H", ip, 10, ~s & 0xffff)
+    struct.pack_into("!HH", udp, 4, 8 + len(payload), 0)
+    frame = eth + bytes(ip) + bytes(udp) + payload
+    for i, (hdr, body) in enumerate(recs, 1):
+        if i == frames[0]:
+            hdr = hdr[:8] + struct.pack("<II", len(frame), len(frame))
+            body = frame
+        elif i in frames:
+            continue
+        out.append(hdr + body)
+    open(dst, "wb").write(b"".join(out))
+
+
+@test("quic-gso-super-datagram")
+def t_quic_gso(binary, tmp):
+    """A GSO super-datagram counts as the datagrams it carries, as TSO does for TCP: Google's
+    two 1200-byte datagrams of its first flight (curl-google.pcap frames 2 and 3) sent as one
+    2400-byte datagram still count 2 datagrams (ceil(2400 / 1472): never more than were sent)
+    and 2400 bytes, and the server's packets count one fewer."""
+    src = os.path.join(PCAPS, "quic", "curl-google.pcap")
+    gso = os.path.join(tmp, "gso.pcap")
+    gso_merge(src, gso, [2, 3])
+    db = analyse(binary, [gso], tmp, ["--no-dpi"], "gso.db")
+    r = rows(db, "SELECT * FROM flows WHERE transport = 'quic'")
+    eq([(x["s_iw_segs"], x["s_iw_bytes"], x["quic_s_preval"], x["s_pkts"]) for x in r],
+       [(2, 2400, 2400, rows(analyse(binary, [src], tmp, ["--no-dpi"], "plain.db"),
+                              "SELECT s_pkts FROM flows")[0]["s_pkts"] - 1)], "first flight in one datagram")
+    return "2400 B in one datagram: 2 datagrams"

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "bytes.h"
+#include "config.h"
 #include "quic.h"
 
 struct quic_conn {
@@ -221,12 +222,16 @@ static void flights(struct flow *f, struct quic_conn *q, const struct pkt *p, in
 		}
 	}
 	if (mine->state == FF_OPEN) {
-		mine->segs++;
+		/* a GSO super-datagram (captured on the sending host before the stack split it)
+		 * counts as the datagrams it carries, each at most what an Ethernet path carries:
+		 * a count that never exceeds the datagrams sent; its last one's size is unknown */
+		bool super = len > QUIC_GSO_SEG_MAX;
+		mine->segs += super ? (len + QUIC_GSO_SEG_MAX - 1) / QUIC_GSO_SEG_MAX : 1;
 		mine->bytes += len;
 		mine->last_us = p->ts_us;
-		uint16_t l16 = len > UINT16_MAX ? UINT16_MAX : (uint16_t)len;
-		if (dir == 1 && l16 > q->s_max_dgram)
-			q->s_max_dgram = l16;
+		uint16_t l16 = super ? 0 : (uint16_t)len;
+		if (dir == 1 && (super ? QUIC_GSO_SEG_MAX : l16) > q->s_max_dgram)
+			q->s_max_dgram = super ? QUIC_GSO_SEG_MAX : l16;
 		if (dir == 1)
 			q->s_last_dgram = l16;
 	}
