@@ -312,6 +312,10 @@ def sc_args(sc):
         a.append("--no-pmtud")
     if sc.get("retry"):
         a.append("--validate-addr")
+    if sc.get("gso_dgrams"):
+        a += ["--max-gso-dgrams", str(sc["gso_dgrams"])]
+    if sc.get("tx_loss"):
+        a += ["--tx-loss", str(sc["tx_loss"])]
     return a
 
 
@@ -453,6 +457,11 @@ def scenarios():
     # asymmetric: the client's side slow (the handshake's round trip mostly near the client)
     out.append({"name": "slowclient", "delay_ms": (40, 2)})
     out.append({"name": "slowserver", "delay_ms": (2, 40)})
+    # GSO off (one datagram per sendmsg: the flight leaves paced by the stack's own calls), and
+    # a server that loses 1 in 10 of its datagrams (ngtcp2's --tx-loss drops them inside the
+    # server: no vantage point sees them; its recovery, later datagrams, is what shows)
+    out.append({"name": "gso_off", "gso_dgrams": 1})
+    out.append({"name": "loss10", "tx_loss": 0.1, "response": 100000})
     return out
 
 
