@@ -71,10 +71,15 @@ def t_quic_facts(binary, tmp):
     eq([x["server_name"] for x in r], ["www.google.de"], "a ClientHello in pieces")
     db = analyse(binary, quic_shared(), tmp, ["--no-dpi"], "all.db")
     checked = 0
+    one_dir = 0
     for x in rows(db, "SELECT * FROM flows WHERE transport = 'quic'"):
+        if x["quic_c_preval"] is None:  # one direction in sight: nothing to compare
+            eq(x["c_pkts"] == 0 or x["s_pkts"] == 0, True, "NULL preval with both sides seen")
+            one_dir += 1
+            continue
         assert x["quic_s_preval"] <= 3 * x["quic_c_preval"], x
         checked += 1
-    eq(checked >= 15, True, "connections checked: %d" % checked)
+    eq(checked >= 15, True, "connections checked: %d (%d one direction)" % (checked, one_dir))
     return "curl, Retry, VN, 0-RTT, a split hello; 3x held everywhere"
 
 

@@ -66,6 +66,92 @@ def problems(truth, rows):
     return out
 
 
+CONDITIONS = ("server", "client", "snap68", "snap54", "twofiles")
+
+
+def derive(pcap, cond, port, d):
+    """The input files of pcap under cond (as tests/conditions.py makes them for TCP): one
+    direction (a span port, an asymmetric path), headers cut to 68 or 54 bytes, or the two
+    directions as two files (a tap's two ports)."""
+    base = os.path.join(d, os.path.basename(pcap))
+
+    def direction(which):
+        out = "%s.%s" % (base, which)
+        if not os.path.exists(out):
+            expr = "udp src port %d" % port if which == "server" else "udp dst port %d" % port
+            subprocess.run(["tcpdump", "-r", pcap, "-w", out, expr], check=True,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        return out
+
+    if cond in ("server", "client"):
+        return [direction(cond)]
+    if cond == "twofiles":
+        return [direction("server"), direction("client")]
+    out = "%s.%s" % (base, cond)
+    subprocess.run(["editcap", "-s", cond[4:], pcap, out], check=True,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return [out]
+
+
+def condition_problems(truth, rows, cond):
+    """What is false in rows under cond. What a condition hides may go unsaid (no name without
+    the client's Initial, no verdict without the flight's end), but nothing said may be false:
+    the two-file capture must say what the whole one says; a lower bound stays within the truth;
+    no amplification where the qlog shows none; no server seen past 3x the client's bytes unless
+    the client's bytes were all in sight."""
+    if cond == "twofiles":
+        return problems(truth, rows)
+    q = [r for r in rows if r["transport"] == "quic" and r["client_port"] == truth["client_port"]]
+    if len(q) > 1:
+        return ["%d QUIC rows for client port %d" % (len(q), truth["client_port"])]
+    if not q:
+        return [] if cond == "client" or cond.startswith("snap") else ["no QUIC row"]
+    r, out, ff = q[0], [], truth["first_flight"]
+    if r["server_name"] not in (None, "", truth["server_name"]):
+        out.append("server_name %r" % r["server_name"])
+    if r["s_iw_limit"] not in (None, "ambiguous", "amplification"):
+        out.append("s_iw_limit %s: not a lower bound" % r["s_iw_limit"])
+    segs, nbytes = r["s_iw_segs"] or 0, r["s_iw_bytes"] or 0
+    if segs > ff["dgrams"] or segs > truth["iw_dgrams"] or nbytes > ff["bytes"] or nbytes > truth["cwnd_bytes"]:
+        out.append("s_iw %d dgrams %d B > first flight %d / %d B" % (segs, nbytes, ff["dgrams"], ff["bytes"]))
+    if r["quic_amp_limited"] == 1 and not truth["amp_limited"]:
+        out.append("quic_amp_limited 1, the qlog says the flight was not bound by 3x")
+    if r["quic_s_preval"] is not None and r["quic_c_preval"] is not None and \
+            r["quic_s_preval"] > 3 * r["quic_c_preval"]:
+        out.append("quic_s_preval %s > 3 x quic_c_preval %s: a limit broken that ngtcp2 kept" % (
+            r["quic_s_preval"], r["quic_c_preval"]))
+    return out
+
+
+def check_conditions(binary, scenario="*", truth_dir=TRUTH):
+    """Yields (case, ok, detail) for every scenario, vantage point and condition."""
+    with tempfile.TemporaryDirectory() as d:
+        for path in sorted(glob.glob(os.path.join(truth_dir, scenario + ".truth.json"))):
+            truth = json.load(open(path))
+            for vantage in VANTAGES:
+                pcap = os.path.join(truth_dir, "%s.%s.pcap" % (truth["scenario"], vantage))
+                for cond in CONDITIONS:
+                    rows = analyse_many(binary, derive(pcap, cond, truth["server_port"], d))
+                    bad = condition_problems(truth, rows, cond)
+                    yield "%s/%s/%s" % (truth["scenario"], vantage, cond), not bad, "; ".join(bad)
+
+
+def analyse_many(binary, inputs):
+    with tempfile.TemporaryDirectory() as d:
+        db = os.path.join(d, "q.db")
+        cmd = [binary, "-q", "--no-dpi", "-o", db]
+        for i in inputs:
+            cmd += ["-r", i]
+        r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        if r.returncode != 0:
+            raise RuntimeError("%s exited %d: %s" % (" ".join(cmd), r.returncode, r.stderr))
+        con = sqlite3.connect(db)
+        con.row_factory = sqlite3.Row
+        rows = [dict(x) for x in con.execute("SELECT * FROM flows")]
+        con.close()
+        return rows
+
+
 def summary(truth, rows):
     """One line of what iwscope said, for -v and the test's note."""
     r = next((x for x in rows if x["transport"] == "quic"), None)
@@ -97,5 +183,10 @@ if __name__ == "__main__":
         wrong += not ok
         if verbose or not ok:
             print("%-4s %-24s %s" % ("ok" if ok else "FAIL", case, detail))
+    for case, ok, detail in check_conditions(sys.argv[1]):
+        n += 1
+        wrong += not ok
+        if not ok:
+            print("FAIL %-24s %s" % (case, detail))
     print("%d cases, %d wrong" % (n, wrong))
     sys.exit(1 if wrong else 0)

@@ -283,7 +283,12 @@ void quicflow_verdict(const struct flow *f, int sender, struct ff_verdict *v)
 	memset(v, 0, sizeof(*v));
 	v->pause_us = -1;
 	if (!q || ff->state == FF_WAIT) {
-		v->limit = LIMIT_NONE;
+		/* none seen; but the other side shows this one sent: the server answered an
+		 * Initial the client moved past, a client began what the server answers. One
+		 * direction only: not "sent nothing", unknown */
+		const struct side *mine = sender == 0 ? &f->c : &f->s;
+		bool shown = q && !mine->pkts && (sender == 0 ? f->s.pkts > 0 : q->validated);
+		v->limit = shown ? LIMIT_UNKNOWN : LIMIT_NONE;
 		return;
 	}
 	v->rule = RULE_TIMING;
@@ -320,16 +325,22 @@ void quicflow_record(const struct flow *f, struct flow_record *r)
 	r->quic_vn = q ? q->vn : NULL64;
 	r->quic_0rtt = q ? q->zero_rtt : NULL64;
 	r->quic_spin = q ? q->spin : NULL64;
+	/* what the 3x limit compares needs both directions: with one alone (a span port, an
+	 * asymmetric path) the other's bytes, and when the address was validated, are unknown */
+	bool both = q && f->c.pkts && f->s.pkts;
 	r->quic_c_initial = q && q->c_initial ? (int64_t)q->c_initial : NULL64;
-	r->quic_c_preval = q ? (int64_t)q->c_preval : NULL64;
-	r->quic_s_preval = q ? (int64_t)q->s_preval : NULL64;
+	r->quic_c_preval = both ? (int64_t)q->c_preval : NULL64;
+	r->quic_s_preval = both ? (int64_t)q->s_preval : NULL64;
 	struct ff_verdict v;
 	quicflow_verdict(f, 1, &v);
-	r->quic_amp_limited = f->s.ff.state == FF_CLOSED ? v.limit == LIMIT_AMPLIFICATION : NULL64;
+	r->quic_amp_limited = both && f->s.ff.state == FF_CLOSED ? v.limit == LIMIT_AMPLIFICATION
+	                                                         : NULL64;
 	/* one round trip, one more for a Retry, for a version negotiation and for a server's
-	 * flight the amplification limit stopped; known once the client sent 1-RTT data */
-	r->quic_hs_rtts = q && q->c_short ? 1 + q->retry + q->vn + (int64_t)(v.limit == LIMIT_AMPLIFICATION)
-	                                  : NULL64;
+	 * flight the amplification limit stopped; known once the client sent 1-RTT data and the
+	 * server's datagrams (a Retry, a version negotiation) are in sight */
+	r->quic_hs_rtts = both && q->c_short
+	                          ? 1 + q->retry + q->vn + (int64_t)(v.limit == LIMIT_AMPLIFICATION)
+	                          : NULL64;
 	snprintf(r->alpn, sizeof(r->alpn), "%s", q ? q->alpn : "");
 	r->c.acked_unseen = r->s.acked_unseen = NULL64; /* no sequence numbers in sight */
 	if (q && q->sni[0] && !r->server_name[0])
