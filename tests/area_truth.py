@@ -39,17 +39,21 @@ def t_truth_conditions(binary, tmp):
     must say why here)."""
     if not shutil.which("editcap") or not shutil.which("tcpdump"):
         raise Skip("editcap or tcpdump not installed")
-    cases, false, keep, kept, lines = conditions.summary(conditions.check(binary))
+    events = list(conditions.check(binary))
+    cases, false, keep, kept, lines = conditions.summary(events)
+    kms, ms = conditions.kept_ms(events)
     if cases < 1500:
         raise AssertionError("only %d flights judged" % cases)
     bad = [l for l in lines if l.startswith("FALSE")]
     if bad:
         raise AssertionError("%d false statements:\n%s" % (false, "\n".join(bad[:40])))
-    if kept * 100 < keep * 76:
-        raise AssertionError("one direction kept %d of %d exact verdicts:\n%s" % (
-            kept, keep, "\n".join(l for l in lines if l.startswith("lost"))))
-    return "%d flights x %d conditions, no false statement; one direction kept %d of %d exact" % (
-        cases // len(conditions.CONDITIONS), len(conditions.CONDITIONS), kept, keep)
+    # the issue asks 80% of the flows with timestamps; at microsecond round trips R's clock
+    # cannot tick between a request and its ACK, and nothing in S's packets can show the end
+    if kept * 100 < keep * 76 or kms * 100 < ms * 80:
+        raise AssertionError("one direction kept %d of %d exact verdicts (%d of %d at 1 ms or more):\n%s" % (
+            kept, keep, kms, ms, "\n".join(l for l in lines if l.startswith("lost"))))
+    return "%d flights x %d conditions, no false statement; one direction kept %d of %d exact (%d of %d at >= 1 ms)" % (
+        cases // len(conditions.CONDITIONS), len(conditions.CONDITIONS), kept, keep, kms, ms)
 
 
 # The rough-path scenarios made again with this machine's kernel, two at a time in their own
