@@ -76,7 +76,6 @@ struct first_flight {
 	uint32_t first_tsecr;       /* the sender's TSecr and ACK field on its first data */
 	uint32_t first_ack;
 	uint32_t first_tsval, last_tsval; /* the sender's TSval on the flight's first and last */
-	uint32_t echo_adv;          /* one direction: how far the echo had moved on the next data */
 	uint16_t next_payload;      /* payload of the first new data after the flight */
 	uint16_t min_inside;        /* smallest payload of a flight packet that another followed */
 	uint32_t a1_segs, a1_bytes; /* the flight's count when A1 passed the vantage point */
@@ -87,6 +86,8 @@ struct first_flight {
 	uint16_t n_max;             /* flight-1 packets of exactly max_payload */
 	uint16_t last_payload;      /* payload of the flight's last packet */
 	uint16_t max_tsstep;        /* largest step of S's TSval between two flight-1 packets */
+	uint16_t echo_adv;          /* one direction: how far the echo had moved on the next data
+	                             * (ticks, saturating) */
 	uint16_t f2_segs;           /* segments of the next flight, until an ACK of its data or a
 	                             * pause (a lower bound at any vantage point); saturates */
 	uint16_t f2_last_64us;      /* its last packet, in 64 us after next_us (4.2 s at most) */

@@ -270,7 +270,8 @@ static void flight_close(const struct flow *f, struct first_flight *ff, const st
 	if (ff->rule == RULE_ECHO) {
 		/* one direction: S's ACK field moved, R had sent data (a request); else the newer
 		 * echo came from a pure ACK of S's data */
-		ff->echo_adv = (uint32_t)sdiff(p->opt.tsecr, ff->first_tsecr);
+		int32_t adv = sdiff(p->opt.tsecr, ff->first_tsecr);
+		ff->echo_adv = adv < 0 ? 0 : adv > UINT16_MAX ? UINT16_MAX : (uint16_t)adv;
 		if (p->ack != ff->first_ack)
 			ff->r_data_before_next = true;
 		else

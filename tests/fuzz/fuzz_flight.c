@@ -20,7 +20,7 @@ static void check(const struct flow *f, int sender, uint64_t sent)
 {
 	struct ff_verdict v;
 	flight_verdict(f, sender, &v);
-	if (v.limit > LIMIT_AMBIGUOUS || v.end > FF_END_PAUSE || v.next > FF_NEXT_BURST)
+	if (v.limit > LIMIT_AMBIGUOUS || v.end > FF_END_PAUSE || v.next > FF_NEXT_PACED)
 		__builtin_trap();
 	if (v.limit == LIMIT_UNKNOWN || v.limit == LIMIT_NONE) {
 		if (v.segs || v.bytes)
@@ -34,6 +34,9 @@ static void check(const struct flow *f, int sender, uint64_t sent)
 		__builtin_trap();
 	/* a next flight over twice this one: the window had not stopped it */
 	if (v.next == FF_NEXT_BURST && v.limit != LIMIT_APP)
+		__builtin_trap();
+	/* still sending when the ACK came: the window did not end it */
+	if (v.next == FF_NEXT_PACED && v.limit != LIMIT_AMBIGUOUS)
 		__builtin_trap();
 }
 
