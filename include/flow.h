@@ -155,8 +155,8 @@ enum end_reason { END_NONE = 0, END_FIN, END_RST, END_IDLE, END_EVICTED, END_REU
 struct dpi_flow; /* nDPI's state, owned by dpi.c, NULL once decided */
 struct quic_conn; /* quicflow.c */
 
-/* What nDPI made of a flow so far (dpi.c fills it; the flow or the DPI stage holds it): 16
- * bytes, one of them per open flow. nDPI's state and the name it found are never held at once
+/* What nDPI made of a flow so far (dpi.c fills it; the DPI stage holds it by slot, or, for a flow
+ * nDPI inspects on the reading thread, the flow table beside the slot: flow_dpi_state): 16 bytes. nDPI's state and the name it found are never held at once
  * (the name is copied out as nDPI's state is freed), so they share a pointer. */
 struct dpi_state {
 	union {
@@ -186,7 +186,6 @@ struct flow {
 	uint64_t first_us, last_us;
 	uint64_t syn_us, synack_us, ack_us;
 	struct side c, s;          /* client (sent the SYN) and server */
-	struct dpi_state dpi;      /* nDPI on this thread (no DPI stage) */
 	struct name_hunt hunt;     /* the name the client asks for (names.c), on this thread always */
 	struct quic_conn *quic;    /* a QUIC connection's own state (quicflow.c), else NULL */
 	uint64_t key;              /* serial number within the run: the row's flow_key */
@@ -256,6 +255,14 @@ bool flow_evicted_seen(const flow_table *t, const struct pkt *p);
  * FLOW_CAP_MIN .. FLOW_CAP_MAX (config.h). Slots are allocated as flows open, so a large cap
  * costs nothing until that many flows are open at once. */
 uint32_t flow_default_cap(void);
+
+/* nDPI's state of f when nDPI inspects it on the table's thread (without a DPI stage, or with
+ * dpi_here): kept beside the slots, in blocks allocated at the first flow of a block that needs
+ * one, so a flow the DPI stage inspects holds none (16 bytes less a flow). flow_dpi_state
+ * allocates (NULL without memory), flow_dpi_peek does not (NULL: none, i.e. all zero). Zeroed
+ * by flow_remove (free what it holds first: dpi_state_free). */
+struct dpi_state *flow_dpi_state(flow_table *t, const struct flow *f);
+struct dpi_state *flow_dpi_peek(const flow_table *t, const struct flow *f);
 
 uint32_t flow_count(const flow_table *t);
 /* Bytes held per open flow (struct flow, its share of the buckets, the DPI stage's state of

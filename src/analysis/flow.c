@@ -17,6 +17,7 @@
  * 688-byte flows: 1000 bytes a flow). The divisions by a constant compile to multiplies. */
 #define CHUNK_FLOWS ((uint32_t)(HUGEMEM_PAGE / sizeof(struct flow)))
 #define BUCKETS_MIN 4096u
+#define DPI_BLOCK 4096u    /* flow_dpi_state's states are allocated this many slots at a time */
 #define GONE_WAYS 8u       /* evicted connections' fingerprints: a set is one cache line */ /* the bucket array starts here and doubles with the open flows */
 #ifndef FLOW_PREFETCH_BYTES
 #define FLOW_PREFETCH_BYTES sizeof(struct flow)
@@ -48,6 +49,7 @@ struct flow_table {
 	uint32_t gone_mask;
 	uint8_t gone_turn;
 	uint32_t prefetched;    /* the bucket flow_prefetch fetched last, + 1 */
+	struct dpi_state **dpi; /* cap / DPI_BLOCK blocks of nDPI states, allocated on first use */
 };
 
 static struct flow *at(const flow_table *t, uint32_t idx1)
@@ -85,7 +87,8 @@ flow_table *flow_table_new(uint32_t cap)
 	t->mask = nb - 1;
 	t->buckets = calloc(nb, sizeof(*t->buckets));
 	t->chunks = calloc((cap + CHUNK_FLOWS - 1) / CHUNK_FLOWS, sizeof(*t->chunks));
-	if (!t->buckets || !t->chunks) {
+	t->dpi = calloc((cap + DPI_BLOCK - 1) / DPI_BLOCK, sizeof(*t->dpi));
+	if (!t->buckets || !t->chunks || !t->dpi) {
 		flow_table_free(t);
 		return NULL;
 	}
@@ -101,6 +104,9 @@ void flow_table_free(flow_table *t)
 	for (uint32_t c = 0; c < t->nchunks; c++)
 		free(t->chunks[c]);
 	free(t->chunks);
+	for (uint32_t b = 0; t->dpi && b < (t->cap + DPI_BLOCK - 1) / DPI_BLOCK; b++)
+		free(t->dpi[b]);
+	free(t->dpi);
 	free(t->buckets);
 	free(t->gone);
 	free(t);
@@ -392,6 +398,9 @@ void flow_remove(flow_table *t, struct flow *f)
 	if (*pp)
 		*pp = f->hnext;
 	list_unlink(t, f);
+	struct dpi_state *st = flow_dpi_peek(t, f);
+	if (st)
+		memset(st, 0, sizeof(*st));
 	f->in_use = false;
 	f->hnext = t->free_head;
 	t->free_head = idx;
@@ -446,6 +455,21 @@ struct flow *flow_oldest(flow_table *t)
 			return f;
 		}
 	return NULL;
+}
+
+struct dpi_state *flow_dpi_peek(const flow_table *t, const struct flow *f)
+{
+	uint32_t i = f->self - 1;
+	struct dpi_state *b = t->dpi[i / DPI_BLOCK];
+	return b ? &b[i % DPI_BLOCK] : NULL;
+}
+
+struct dpi_state *flow_dpi_state(flow_table *t, const struct flow *f)
+{
+	uint32_t i = f->self - 1;
+	if (!t->dpi[i / DPI_BLOCK] && !(t->dpi[i / DPI_BLOCK] = calloc(DPI_BLOCK, sizeof(struct dpi_state))))
+		return NULL;
+	return &t->dpi[i / DPI_BLOCK][i % DPI_BLOCK];
 }
 
 uint32_t flow_count(const flow_table *t) { return t->count; }
