@@ -49,7 +49,7 @@ static dpi_ctx *flow_dpi(const engine *e, const struct flow *f)
 
 /* f's nDPI state on this thread (allocated beside the table as nDPI starts on it), or NULL: its
  * nDPI runs on the stage, is off, or there was no memory for it. */
-static struct dpi_state *here_state(engine *e, const struct flow *f)
+static struct dpi_state *here_state(engine *e, struct flow *f)
 {
 	return flow_dpi(e, f) ? flow_dpi_state(e->flows, f) : NULL;
 }
