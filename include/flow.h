@@ -155,9 +155,10 @@ enum end_reason { END_NONE = 0, END_FIN, END_RST, END_IDLE, END_EVICTED, END_REU
 struct dpi_flow; /* nDPI's state, owned by dpi.c, NULL once decided */
 struct quic_conn; /* quicflow.c */
 
-/* What nDPI made of a flow so far (dpi.c fills it; the DPI stage holds it by slot, or, for a flow
- * nDPI inspects on the reading thread, the flow table beside the slot: flow_dpi_state): 16 bytes. nDPI's state and the name it found are never held at once
- * (the name is copied out as nDPI's state is freed), so they share a pointer. */
+/* What nDPI made of a flow so far (dpi.c fills it): 16 bytes, held by the DPI stage for its
+ * slot, or, for a flow nDPI inspects on the reading thread, by the flow table's pool
+ * (flow_dpi_state). nDPI's state and the name it found are never held at once (the name is
+ * copied out as nDPI's state is freed), so they share a pointer. */
 struct dpi_state {
 	union {
 		struct dpi_flow *nf;    /* method == DPI_NONE: nDPI's flow state while it decides, or NULL */
