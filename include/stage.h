@@ -35,13 +35,14 @@ void stage_begin_flow(stage *s, struct flow *f, uint64_t packets);
 /* The reading thread's nDPI context for f (f->dpi_here), else NULL: the stage inspects it. */
 dpi_ctx *stage_local_dpi(const stage *s, const struct flow *f);
 
-/* Packet p of flow f for nDPI: inspected here, or handed to the stage (if nDPI still wants
- * it). 0, or -1 once a sink has failed. */
-int stage_inspect(stage *s, struct flow *f, const struct pkt *p);
+/* Packet p of flow f for nDPI: inspected here (into here, f's state beside the flow table:
+ * flow_dpi_state; NULL: not inspected), or handed to the stage (if nDPI still wants it). 0, or
+ * -1 once a sink has failed. */
+int stage_inspect(stage *s, struct flow *f, struct dpi_state *here, const struct pkt *p);
 
 /* f's record rec at its end: nDPI's fields are added (here or on the stage's thread) and it is
  * written; f's slot is free for its next flow. Copied. 0, or -1 once a sink has failed. */
-int stage_flow_end(stage *s, struct flow *f, struct flow_record *rec);
+int stage_flow_end(stage *s, struct flow *f, struct dpi_state *here, struct flow_record *rec);
 
 /* Most nDPI states alive at once in the reading thread's context. */
 uint64_t stage_local_peak(const stage *s);

@@ -47,6 +47,28 @@ static dpi_ctx *flow_dpi(const engine *e, const struct flow *f)
 	return e->stage ? stage_local_dpi(e->stage, f) : e->dpi;
 }
 
+/* f's nDPI state on this thread (allocated beside the table as nDPI starts on it), or NULL: its
+ * nDPI runs on the stage, is off, or there was no memory for it. */
+static struct dpi_state *here_state(engine *e, struct flow *f)
+{
+	return flow_dpi(e, f) ? flow_dpi_state(e->flows, f) : NULL;
+}
+
+/* Whether nDPI on this thread has decided f (no state yet: it has not). */
+static bool here_decided(const engine *e, const struct flow *f)
+{
+	const struct dpi_state *st = flow_dpi_peek(e->flows, f);
+	return st && dpi_decided(st);
+}
+
+/* Frees what f's nDPI state on this thread holds, if it has one. */
+static void here_free(engine *e, const struct flow *f)
+{
+	struct dpi_state *st = flow_dpi_peek(e->flows, f);
+	if (st)
+		dpi_state_free(st);
+}
+
 engine *engine_new(const struct engine_opts *o, struct sink *sinks, unsigned nsinks, dpi_ctx *dpi)
 {
 	quic_init(); /* libgcrypt, before the DPI stage's thread can use it */
@@ -111,9 +133,10 @@ void engine_free(engine *e)
 	struct flow *f;
 	while ((f = flow_oldest(e->flows))) { /* only after a failure: drop without writing */
 		dpi_ctx *d = flow_dpi(e, f);
-		if (d)
-			dpi_finish(d, &f->dpi, NULL);
-		dpi_state_free(&f->dpi);
+		struct dpi_state *st = flow_dpi_peek(e->flows, f);
+		if (d && st)
+			dpi_finish(d, st, NULL);
+		here_free(e, f);
 		names_free(&f->hunt, &e->names);
 		quicflow_free(f);
 		flow_remove(e->flows, f);
@@ -129,12 +152,13 @@ static int write_record(engine *e, struct flow *f)
 	struct flow_record rec;
 	record_build(f, e->hunt ? names_name(&f->hunt) : NULL, &rec);
 	rec.source_file = e->opts.source_files ? e->opts.source_files[f->source_file] : NULL;
+	struct dpi_state *st = flow_dpi_peek(e->flows, f), none = { 0 };
 	if (e->stage) {
-		if (stage_flow_end(e->stage, f, &rec) != 0)
+		if (stage_flow_end(e->stage, f, st, &rec) != 0)
 			e->failed = 1;
 	} else {
 		if (e->dpi)
-			dpi_finish(e->dpi, &f->dpi, &rec);
+			dpi_finish(e->dpi, st ? st : &none, &rec);
 		if (!e->failed && sinks_flow(e->sinks, e->nsinks, &rec) != 0)
 			e->failed = 1;
 	}
@@ -150,7 +174,7 @@ static bool verdicts_final(const engine *e, const struct flow *f)
 	 * turn an exact verdict into a lower bound until then) */
 	return !f->written && !f->roles_guessed && f->c.ff.state == FF_CLOSED &&
 	       f->s.ff.state == FF_CLOSED && f->c.ff.f2_done && f->s.ff.f2_done &&
-	       (!flow_dpi(e, f) || dpi_decided(&f->dpi));
+	       (!flow_dpi(e, f) || here_decided(e, f));
 }
 
 /* Writes f to every sink and frees its slot. */
@@ -162,7 +186,7 @@ static int emit(engine *e, struct flow *f, enum end_reason why)
 	e->syn_opts_cut += flow_syn_opts_cut(f);
 	e->acked_unseen += flow_acked_unseen(&f->c, &f->s) + (uint64_t)flow_acked_unseen(&f->s, &f->c);
 	int rc = write_record(e, f);
-	dpi_state_free(&f->dpi);
+	here_free(e, f);
 	names_free(&f->hunt, &e->names);
 	quicflow_free(f);
 	flow_remove(e->flows, f);
@@ -216,12 +240,14 @@ static struct flow *new_flow(engine *e, const struct pkt *p, bool src_is_client)
 static int inspect(engine *e, struct flow *f, const struct pkt *p)
 {
 	if (e->stage) {
-		if (stage_inspect(e->stage, f, p) != 0) {
+		if (stage_inspect(e->stage, f, stage_local_dpi(e->stage, f) && dpi_wants(p) ? here_state(e, f) : NULL, p) != 0) {
 			e->failed = 1;
 			return -1;
 		}
-	} else if (e->dpi && dpi_wants(p) && !dpi_decided(&f->dpi)) {
-		dpi_packet(e->dpi, &f->dpi, p->ip_hdr, p->ip_cap, p->ts_us);
+	} else if (e->dpi && dpi_wants(p)) {
+		struct dpi_state *st = here_state(e, f);
+		if (st && !dpi_decided(st))
+			dpi_packet(e->dpi, st, p->ip_hdr, p->ip_cap, p->ts_us);
 	}
 	return 0;
 }

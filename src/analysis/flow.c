@@ -17,6 +17,7 @@
  * 688-byte flows: 1000 bytes a flow). The divisions by a constant compile to multiplies. */
 #define CHUNK_FLOWS ((uint32_t)(HUGEMEM_PAGE / sizeof(struct flow)))
 #define BUCKETS_MIN 4096u
+#define DPI_BLOCK 4096u    /* the pool of nDPI states grows this many at a time */
 #define GONE_WAYS 8u       /* evicted connections' fingerprints: a set is one cache line */ /* the bucket array starts here and doubles with the open flows */
 #ifndef FLOW_PREFETCH_BYTES
 #define FLOW_PREFETCH_BYTES sizeof(struct flow)
@@ -48,6 +49,10 @@ struct flow_table {
 	uint32_t gone_mask;
 	uint8_t gone_turn;
 	uint32_t prefetched;    /* the bucket flow_prefetch fetched last, + 1 */
+	/* the pool of nDPI states (flow_dpi_state): blocks of DPI_BLOCK, and a stack of the free */
+	struct dpi_state **dpi;
+	uint32_t dpi_blocks, dpi_used; /* blocks allocated, states ever handed out */
+	uint32_t *dpi_free, dpi_nfree, dpi_free_cap;
 };
 
 static struct flow *at(const flow_table *t, uint32_t idx1)
@@ -101,6 +106,10 @@ void flow_table_free(flow_table *t)
 	for (uint32_t c = 0; c < t->nchunks; c++)
 		free(t->chunks[c]);
 	free(t->chunks);
+	for (uint32_t b = 0; b < t->dpi_blocks; b++)
+		free(t->dpi[b]);
+	free(t->dpi);
+	free(t->dpi_free);
 	free(t->buckets);
 	free(t->gone);
 	free(t);
@@ -392,6 +401,9 @@ void flow_remove(flow_table *t, struct flow *f)
 	if (*pp)
 		*pp = f->hnext;
 	list_unlink(t, f);
+	if (f->dpi_idx && t->dpi_nfree < t->dpi_free_cap) /* room for every state handed out */
+		t->dpi_free[t->dpi_nfree++] = f->dpi_idx;
+	f->dpi_idx = 0;
 	f->in_use = false;
 	f->hnext = t->free_head;
 	t->free_head = idx;
@@ -446,6 +458,46 @@ struct flow *flow_oldest(flow_table *t)
 			return f;
 		}
 	return NULL;
+}
+
+static struct dpi_state *dpi_at(const flow_table *t, uint32_t idx1)
+{
+	return &t->dpi[(idx1 - 1) / DPI_BLOCK][(idx1 - 1) % DPI_BLOCK];
+}
+
+struct dpi_state *flow_dpi_peek(const flow_table *t, const struct flow *f)
+{
+	return f->dpi_idx ? dpi_at(t, f->dpi_idx) : NULL;
+}
+
+struct dpi_state *flow_dpi_state(flow_table *t, struct flow *f)
+{
+	if (f->dpi_idx)
+		return dpi_at(t, f->dpi_idx);
+	uint32_t idx;
+	if (t->dpi_nfree) {
+		idx = t->dpi_free[--t->dpi_nfree];
+	} else {
+		if (t->dpi_used == t->dpi_blocks * DPI_BLOCK) { /* a block more, and room to free it */
+			struct dpi_state **b = realloc(t->dpi, (t->dpi_blocks + 1) * sizeof(*b));
+			if (!b)
+				return NULL;
+			t->dpi = b;
+			uint32_t *fr = realloc(t->dpi_free, (size_t)(t->dpi_blocks + 1) * DPI_BLOCK * sizeof(*fr));
+			if (!fr)
+				return NULL;
+			t->dpi_free = fr;
+			t->dpi_free_cap = (t->dpi_blocks + 1) * DPI_BLOCK;
+			if (!(t->dpi[t->dpi_blocks] = malloc(DPI_BLOCK * sizeof(struct dpi_state))))
+				return NULL;
+			t->dpi_blocks++;
+		}
+		idx = ++t->dpi_used;
+	}
+	f->dpi_idx = idx;
+	struct dpi_state *st = dpi_at(t, idx);
+	memset(st, 0, sizeof(*st));
+	return st;
 }
 
 uint32_t flow_count(const flow_table *t) { return t->count; }

@@ -232,11 +232,11 @@ dpi_ctx *stage_local_dpi(const stage *s, const struct flow *f)
 	return f->dpi_here ? s->local : NULL;
 }
 
-int stage_inspect(stage *s, struct flow *f, const struct pkt *p)
+int stage_inspect(stage *s, struct flow *f, struct dpi_state *here, const struct pkt *p)
 {
 	if (f->dpi_here) {
-		if (dpi_wants(p) && !dpi_decided(&f->dpi)) {
-			dpi_packet(s->local, &f->dpi, p->ip_hdr, p->ip_cap, p->ts_us);
+		if (here && dpi_wants(p) && !dpi_decided(here)) {
+			dpi_packet(s->local, here, p->ip_hdr, p->ip_cap, p->ts_us);
 			s->dpi_cost_sum += dpi_cost(p);
 		}
 		return 0;
@@ -248,10 +248,11 @@ int stage_inspect(stage *s, struct flow *f, const struct pkt *p)
 	return put_packet(s, f->self, p->ip_hdr, p->ip_cap, p->ts_us);
 }
 
-int stage_flow_end(stage *s, struct flow *f, struct flow_record *rec)
+int stage_flow_end(stage *s, struct flow *f, struct dpi_state *here, struct flow_record *rec)
 {
 	if (f->dpi_here) {
-		dpi_finish(s->local, &f->dpi, rec);
+		struct dpi_state none = { 0 };
+		dpi_finish(s->local, here ? here : &none, rec);
 		stage_work(s, COST_ROW);
 		return put_record(s, MSG_ROW, 0, rec);
 	}
