@@ -480,7 +480,8 @@ int ch_query(chdb *db, const char *sql, db_row_fn row, void *arg)
 	snprintf(q, n + 64, "%s FORMAT TabSeparatedWithNamesAndTypes", sql);
 	struct reader r = { .row = row, .arg = arg };
 	/* the whole result first: an error half way through is an HTTP error, not a cut table */
-	int rc = post(db, "&wait_end_of_query=1", q, strlen(q), &r, "query failed");
+	int rc = post(db, "&wait_end_of_query=1&max_read_buffer_size=" CH_READ_BUFFER, q, strlen(q), &r,
+	              "query failed");
 	if (rc == 0 && r.lines < 2 && !r.stopped) {
 		snprintf(db->err, sizeof(db->err), "%s: query failed: no result", db->t.shown);
 		rc = -1;
