@@ -240,3 +240,46 @@ def t_ch_refused(binary, tmp):
     assert chserver.PASSWORD not in cmdline and "iw:*********@" in cmdline, cmdline
     text = s.query("SELECT * FROM runs FINAL FORMAT TabSeparated", name)
     assert chserver.PASSWORD not in text, text
+
+
+@test("clickhouse-same-source-twice-replace")
+def t_ch_replace(binary, tmp):
+    """The same capture again into ClickHouse: refused in one line (exit 2, nothing changed);
+    --append adds a second run; --replace deletes the earlier runs' rows (ALTER TABLE ...
+    DELETE, waited for: gone, not only hidden by FINAL) and takes their place. On a cluster
+    --replace is refused in one line: a Distributed table takes no delete."""
+    c, name = ch_database(tmp)
+    s = c.shards[0]
+    src = os.path.join(PCAPS, "demo.pcap")
+    base = ["-q", "--no-dpi", "--probe", "p", "--spool", os.path.join(tmp, "sp.db"), "-r", src, "-o"]
+
+    def count(sql, db=name):
+        return int(s.query(sql, db))
+
+    run(base + [s.uri(name)], binary, 0)
+    n = count("SELECT count() FROM flows FINAL")
+    eq(n, 10, "flows")
+    rc, _, err = run(base[1:] + [s.uri(name)], binary)
+    eq((rc, err.count("\n")), (2, 1), "refused in one line: " + err)
+    assert "analysed there before" in err and "%d flows" % n in err and "--replace" in err, err
+    eq(count("SELECT count() FROM flows FINAL"), n, "nothing changed")
+    run(base + [s.uri(name), "--append"], binary, 0)
+    eq(count("SELECT count() FROM flows FINAL"), 2 * n, "--append")
+    earlier = ", ".join(r["id"] for r in s.rows("SELECT id FROM runs FINAL", name))
+    rc, _, err = run(base[1:] + [s.uri(name), "--replace"], binary, 0)
+    assert "replaced 2 earlier runs of %s (%d flows)" % (src, 2 * n) in err, err
+    eq(count("SELECT count() FROM runs FINAL"), 1, "runs after --replace")
+    eq(count("SELECT count() FROM flows FINAL"), n, "flows after --replace")
+    for table, col in (("flows", "run_id"), ("run_decode", "run_id"), ("runs", "id")):
+        eq(count("SELECT count() FROM %s WHERE %s IN (%s)" % (table, col, earlier)), 0,
+           "rows of the earlier runs left in " + table)
+    _, out, _ = run(["report", s.uri(name), "--format", "json"], binary, 0)
+    eq([(r["probe"], r["flows"]) for r in json.loads(out)["runs"]], [("p", n)], "the runs reported")
+    # a cluster: the rows would have to be deleted on each shard
+    c, cl = ch_database(os.path.join(tmp, os.path.basename(tmp) + "_cluster"), cluster=True)
+    run(base + [s.uri(cl)], binary, 0)
+    rc, _, err = run(base[1:] + [s.uri(cl), "--replace"], binary)
+    eq((rc, err.count("\n")), (2, 1), "refused in one line: " + err)
+    assert "--replace cannot delete it through Distributed tables" in err and "--append" in err, err
+    eq((count("SELECT count() FROM runs FINAL", cl), count("SELECT count() FROM flows FINAL", cl)),
+       (1, n), "nothing changed on the cluster")

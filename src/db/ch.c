@@ -356,8 +356,7 @@ static int post(chdb *db, const char *params, const char *body, size_t len, stru
 	return 0;
 }
 
-/* Runs sql that returns nothing (DDL, an INSERT with its VALUES). 0 or -1. */
-static int exec_sql(chdb *db, const char *sql, const char *what)
+int ch_exec(chdb *db, const char *sql, const char *what)
 {
 	return post(db, NULL, sql, strlen(sql), NULL, what);
 }
@@ -672,7 +671,7 @@ static int create_schema(chdb *db)
 			break;
 		*end = '\0';
 		if (s[strspn(s, " \n")])
-			rc = exec_sql(db, s, "cannot create the schema");
+			rc = ch_exec(db, s, "cannot create the schema");
 	}
 	free(sql);
 	return rc;
