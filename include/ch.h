@@ -39,6 +39,10 @@ int ch_send_batch(void *db, const struct db_rows *tables, unsigned ntables);
  * result's column types. 0 or -1. */
 int ch_query(chdb *db, const char *sql, db_row_fn row, void *arg);
 
+/* Runs sql that returns nothing (DDL, ALTER, an INSERT with its VALUES); what names it in
+ * the error ("what: why"). 0 or -1. */
+int ch_exec(chdb *db, const char *sql, const char *what);
+
 /* The last error, one line. */
 const char *ch_error(const chdb *db);
 

@@ -113,30 +113,79 @@ def t_ch_cluster(binary, tmp):
     assert per_shard[0] and per_shard[1] and not per_shard[0] & per_shard[1], per_shard
 
 
+def ch_answered(shard, since, queries):
+    """The queries iwscope's HTTP client sent shard at or after since (the server's time), as
+    the server logged them when they finished: (query, rows sent back). A query's line may be
+    logged after its client has its answer: waited for until there are as many as queries
+    (at most 5 s)."""
+    deadline = time.time() + 5
+    while True:
+        shard.query("SYSTEM FLUSH LOGS")
+        got = [(r["query"], int(r["result_rows"])) for r in shard.rows(
+            "SELECT query, result_rows FROM system.query_log WHERE type = 2 AND is_initial_query = 1 "
+            "AND http_user_agent = 'iwscope' AND query_start_time >= toDateTime(%s) "
+            "ORDER BY query_start_time" % since)]
+        if len(got) >= queries or time.time() > deadline:
+            return got
+        time.sleep(0.2)
+
+
 @test("clickhouse-report-and-plot-equal-sqlite")
 def t_ch_report(binary, tmp):
     """Every report table and every chart from the cluster (read through either node) equals
-    the SQLite file's of the same rows; merged twice, nothing counts twice."""
+    the SQLite file's of the same rows; merged twice, nothing counts twice. ClickHouse answers
+    each question itself: what comes back is the report's rows, not the flows."""
     c, name = ch_database(tmp, cluster=True)
     caps = [os.path.join(PCAPS, "demo.pcap"), os.path.join(PCAPS, "dpi", "apps.mid.pcap"),
             os.path.join(PCAPS, "quic", "retry.pcap")]
     dbs = [analyse(binary, [cp], tmp, ["--probe", "p%d" % i], "%d.db" % i) for i, cp in enumerate(caps)]
+    # 100 connections in a table of 16: 84 evicted early (the summary's "evicted" table)
+    syns = []
+    for i in range(100):
+        conn = craft.Conn(cport=20000 + i, t0=1700000000.0 + i * 0.001)
+        conn.c(0, "S", 0, 0, opts=craft.tcp_options(mss=1460))
+        syns += conn.out
+    craft.write_pcap(os.path.join(tmp, "syns.pcap"), syns)
+    dbs.append(analyse(binary, [os.path.join(tmp, "syns.pcap")], tmp,
+                       ["--no-dpi", "--flow-cap", "16", "--probe", "p3"], "3.db"))
+    # no capture of ours has a QUIC server past the 3x limit: the retry capture's made one
+    with sqlite3.connect(dbs[2]) as lite:
+        lite.execute("UPDATE flows SET quic_s_preval = 3 * quic_c_preval + 7 WHERE transport = 'quic'")
     all_db = os.path.join(tmp, "all.db")
     run(["merge"] + dbs + ["-o", all_db], binary, 0)
     uri = c.shards[0].uri(name)
     for _ in range(2):  # a batch sent again collapses into its first copy
         _, _, err = run(["merge"] + dbs + ["-o", uri], binary, 0)
-        assert "3 runs, 16 flows" in err, err
-    eq(int(c.shards[0].query("SELECT count() FROM flows FINAL", name)), 16, "flows through FINAL")
+        assert "4 runs, 116 flows" in err, err
+    eq(int(c.shards[0].query("SELECT count() FROM flows FINAL", name)), 116, "flows through FINAL")
+    assert int(c.shards[0].query("SELECT count() FROM flows", name)) > 116, "copies not merged yet"
     reports = {}
+    node = c.shards[1]
     for by in ([], ["--by", "server"], ["--by", "app"], ["--by", "rwnd"], ["--by", "standard"], ["--by", "transport"], ["--by", "client"]):
         for fmt in ("table", "json"):
             _, a, _ = run(["report", all_db, "--format", fmt] + by, binary, 0)
-            _, b, _ = run(["report", c.shards[1].uri(name), "--format", fmt] + by, binary, 0)
+            if fmt == "json":
+                time.sleep(1)  # the log's times are seconds: this report's queries, none before
+                since = int(node.query("SELECT toUnixTimestamp(now())"))
+            _, b, _ = run(["report", node.uri(name), "--format", fmt] + by, binary, 0)
             eq(b, a, "report %s %s" % (fmt, " ".join(by)))
             reports[(fmt,) + tuple(by)] = json.loads(a) if fmt == "json" else a
-    eq(sorted((r["probe"], r["flows"]) for r in reports[("json",)]["runs"]), [("p0", 10), ("p1", 5), ("p2", 1)],
+            if fmt == "json":  # the rows sent back: the schema's version, then each table's
+                tables = reports[(fmt,) + tuple(by)]
+                got = ch_answered(node, since, 1 + len(tables))
+                eq(len(got), 1 + len(tables), "queries for report %s: %r" % (by, got))
+                want = 1 + sum(len(t) for t in tables.values())
+                eq(sum(n for _, n in got), want, "rows ClickHouse sent for report %s: %r" % (by, got))
+    summary = reports[("json",)]
+    eq(sorted((r["probe"], r["flows"]) for r in summary["runs"]), [("p0", 10), ("p1", 5), ("p2", 1), ("p3", 100)],
        "the runs reported")
+    eq([(r["probe"], r["flows"], r["complete"], r["no_exact_server_iw"]) for r in summary["evicted"]],
+       [("p3", 84, 0, 84)], "the evicted flows")
+    eq(sum(r["flows"] for r in summary["handshakes"]), 116, "handshakes")
+    amp = reports[("json", "--by", "transport")]["quic_amplification"]
+    eq([(r["quic_s_preval"] - 3 * r["quic_c_preval"]) for r in amp], [7], "past the 3x limit")
+    eq([(r["name"], r["alpn"], r["retry"]) for r in reports[("json", "--by", "transport")]["quic_versions"]],
+       [("v1", "h3", 1)], "QUIC by version")
     for target, d in ((all_db, "s"), (uri, "c")):
         run(["plot", target, "-o", os.path.join(tmp, d)], binary, 0)
     for f in ("iw_histogram.svg", "ff_bytes_cdf.svg", "syn_window.svg", "rtt_vs_ff.svg"):
@@ -191,3 +240,46 @@ def t_ch_refused(binary, tmp):
     assert chserver.PASSWORD not in cmdline and "iw:*********@" in cmdline, cmdline
     text = s.query("SELECT * FROM runs FINAL FORMAT TabSeparated", name)
     assert chserver.PASSWORD not in text, text
+
+
+@test("clickhouse-same-source-twice-replace")
+def t_ch_replace(binary, tmp):
+    """The same capture again into ClickHouse: refused in one line (exit 2, nothing changed);
+    --append adds a second run; --replace deletes the earlier runs' rows (ALTER TABLE ...
+    DELETE, waited for: gone, not only hidden by FINAL) and takes their place. On a cluster
+    --replace is refused in one line: a Distributed table takes no delete."""
+    c, name = ch_database(tmp)
+    s = c.shards[0]
+    src = os.path.join(PCAPS, "demo.pcap")
+    base = ["-q", "--no-dpi", "--probe", "p", "--spool", os.path.join(tmp, "sp.db"), "-r", src, "-o"]
+
+    def count(sql, db=name):
+        return int(s.query(sql, db))
+
+    run(base + [s.uri(name)], binary, 0)
+    n = count("SELECT count() FROM flows FINAL")
+    eq(n, 10, "flows")
+    rc, _, err = run(base[1:] + [s.uri(name)], binary)
+    eq((rc, err.count("\n")), (2, 1), "refused in one line: " + err)
+    assert "analysed there before" in err and "%d flows" % n in err and "--replace" in err, err
+    eq(count("SELECT count() FROM flows FINAL"), n, "nothing changed")
+    run(base + [s.uri(name), "--append"], binary, 0)
+    eq(count("SELECT count() FROM flows FINAL"), 2 * n, "--append")
+    earlier = ", ".join(r["id"] for r in s.rows("SELECT id FROM runs FINAL", name))
+    rc, _, err = run(base[1:] + [s.uri(name), "--replace"], binary, 0)
+    assert "replaced 2 earlier runs of %s (%d flows)" % (src, 2 * n) in err, err
+    eq(count("SELECT count() FROM runs FINAL"), 1, "runs after --replace")
+    eq(count("SELECT count() FROM flows FINAL"), n, "flows after --replace")
+    for table, col in (("flows", "run_id"), ("run_decode", "run_id"), ("runs", "id")):
+        eq(count("SELECT count() FROM %s WHERE %s IN (%s)" % (table, col, earlier)), 0,
+           "rows of the earlier runs left in " + table)
+    _, out, _ = run(["report", s.uri(name), "--format", "json"], binary, 0)
+    eq([(r["probe"], r["flows"]) for r in json.loads(out)["runs"]], [("p", n)], "the runs reported")
+    # a cluster: the rows would have to be deleted on each shard
+    c, cl = ch_database(os.path.join(tmp, os.path.basename(tmp) + "_cluster"), cluster=True)
+    run(base + [s.uri(cl)], binary, 0)
+    rc, _, err = run(base[1:] + [s.uri(cl), "--replace"], binary)
+    eq((rc, err.count("\n")), (2, 1), "refused in one line: " + err)
+    assert "--replace cannot delete it through Distributed tables" in err and "--append" in err, err
+    eq((count("SELECT count() FROM runs FINAL", cl), count("SELECT count() FROM flows FINAL", cl)),
+       (1, n), "nothing changed on the cluster")

@@ -1,7 +1,8 @@
 """Private ClickHouse servers for the tests: Debian's clickhouse-server (18.16) as a cluster of
 shards, each with its own config and data folder in a temporary directory and ports of its own
 (HTTP, native TCP, interserver), run as an unprivileged user (clickhouse when the tests run as
-root). User iw with a password; the cluster "iwtest" names every shard (one replica each)."""
+root). User iw with a password; the cluster "iwtest" names every shard (one replica each).
+Queries are logged (system.query_log): tests read what a client asked and got back."""
 import os
 import pwd
 import shutil
@@ -50,7 +51,8 @@ SHARD = """      <shard><replica><host>127.0.0.1</host><port>{tcp}</port>
 
 USERS = """<?xml version="1.0"?>
 <yandex>
-  <profiles><default><max_memory_usage>2000000000</max_memory_usage></default></profiles>
+  <profiles><default><max_memory_usage>2000000000</max_memory_usage><log_queries>1</log_queries>
+  </default></profiles>
   <users>
     <{user}><password>{password}</password><networks><ip>127.0.0.1</ip></networks>
       <profile>default</profile><quota>default</quota></{user}>

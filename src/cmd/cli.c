@@ -71,6 +71,7 @@ static void usage(FILE *out)
 	        "  --probe NAME   this capture point's name in runs and flows (default: host name)\n"
 	        "  --replace      the same files analysed into the database before (same probe,\n"
 	        "                 same -r list): analyse them again in place of that run\n"
+	        "                 (ClickHouse: one server only; refused on a cluster)\n"
 	        "  --append       ... or add a second run beside it (without either, such a run\n"
 	        "                 is refused: its flows would count twice; the same capture under\n"
 	        "                 another name or piped to -r - is found by a digest of its first\n"

@@ -29,6 +29,10 @@
 static const char *const limits[] = { "cwnd", "app", "rwnd", "nagle", "ambiguous" };
 #define NLIMITS 5
 #define LIMITS_SQL "('cwnd', 'app', 'rwnd', 'nagle', 'ambiguous')"
+/* The TCP flows with a verdict and a first flight, in FROM flows FINAL (ClickHouse: read
+ * through the rows not merged yet) or FROM flows (SQLite and PostgreSQL). */
+#define MEASURED(final) "FROM flows " final " WHERE s_iw_limit IN " LIMITS_SQL \
+	" AND s_iw_segs > 0 AND coalesce(transport, 'tcp') = 'tcp'"
 
 /* Applications: greys and dashes, no verdict's colour. */
 static const char *const app_grey[] = { "#212121", "#757575" };
@@ -214,13 +218,23 @@ static void census_describe(struct census *c, const char *target)
 static int census_read(dbread *db, const char *target, struct census *c)
 {
 	memset(c, 0, sizeof(*c));
-	if (dbread_query(db, "SELECT source, min(started_us), count(*), "
-	                     "max(CASE WHEN pcap_received IS NULL THEN 0 ELSE 1 END) FROM runs GROUP BY source ORDER BY 2, 1",
-	                 census_source, c) != 0 ||
-	    dbread_query(db, "SELECT count(DISTINCT probe), min(probe) FROM runs", census_probes, c) != 0 ||
-	    dbread_query(db, "SELECT coalesce(transport, 'tcp'), s_iw_limit, count(*), "
-	                     "sum(CASE WHEN s_iw_segs > 0 THEN 1 ELSE 0 END) FROM flows GROUP BY 1, 2",
-	                 census_limit, c) != 0) {
+	static const struct dbread_sql sources = {
+		"SELECT source, min(started_us), count(*), "
+		"max(CASE WHEN pcap_received IS NULL THEN 0 ELSE 1 END) FROM runs GROUP BY source ORDER BY 2, 1",
+		"SELECT source, min(started_us) AS first_us, count() AS n, "
+		"max(if(isNull(pcap_received), 0, 1)) FROM runs FINAL GROUP BY source ORDER BY first_us, source"
+	}, probes = {
+		"SELECT count(DISTINCT probe), min(probe) FROM runs",
+		"SELECT uniqExact(probe), min(probe) FROM runs FINAL"
+	}, by_limit = {
+		"SELECT coalesce(transport, 'tcp'), s_iw_limit, count(*), "
+		"sum(CASE WHEN s_iw_segs > 0 THEN 1 ELSE 0 END) FROM flows GROUP BY 1, 2",
+		"SELECT coalesce(transport, 'tcp') AS transport, s_iw_limit, count(), "
+		"countIf(ifNull(s_iw_segs, 0) > 0) FROM flows FINAL GROUP BY transport, s_iw_limit"
+	};
+	if (dbread_query(db, &sources, census_source, c) != 0 ||
+	    dbread_query(db, &probes, census_probes, c) != 0 ||
+	    dbread_query(db, &by_limit, census_limit, c) != 0) {
 		fprintf(stderr, "iwscope: %s\n", dbread_error(db));
 		return -1;
 	}
@@ -322,10 +336,10 @@ static int hist_chart(dbread *db, const char *dir, const struct census *c)
 {
 	static struct hist h;
 	memset(&h, 0, sizeof(h));
-	if (dbread_query(db, "SELECT s_iw_limit, s_iw_segs, count(*) FROM flows WHERE s_iw_limit IN " LIMITS_SQL
-	                     " AND s_iw_segs > 0 AND coalesce(transport, 'tcp') = 'tcp' "
-	                     "GROUP BY s_iw_limit, s_iw_segs ORDER BY s_iw_segs, s_iw_limit",
-	                 hist_row, &h) != 0)
+#define HIST_SQL(final) "SELECT s_iw_limit, s_iw_segs, count(*) " MEASURED(final) \
+	" GROUP BY s_iw_limit, s_iw_segs ORDER BY s_iw_segs, s_iw_limit"
+	static const struct dbread_sql sql = { HIST_SQL(""), HIST_SQL("FINAL") };
+	if (dbread_query(db, &sql, hist_row, &h) != 0)
 		return query_failed(db);
 	long exact = 0, lower = 0, max_exact = 0, max_lower = 0;
 	for (int k = 0; k < h.ncat; k++) {
@@ -461,13 +475,20 @@ static int cdf_chart(dbread *db, const char *dir, const struct census *c)
 	static struct series s[8];
 	struct collect k = { s, 0, 8, 0 };
 	/* the applications by flows, most first: the rows come in that order */
-	const char *sql = "SELECT coalesce(f.app_proto, 'Unknown'), f.s_iw_bytes, 0 FROM flows f JOIN "
-	                  "(SELECT coalesce(app_proto, 'Unknown') AS app, count(*) AS n FROM flows "
-	                  "WHERE s_iw_limit IN " LIMITS_SQL " AND s_iw_segs > 0 AND coalesce(transport, 'tcp') = 'tcp' "
-	                  "GROUP BY 1) a ON a.app = coalesce(f.app_proto, 'Unknown') "
-	                  "WHERE f.s_iw_limit IN " LIMITS_SQL " AND f.s_iw_segs > 0 AND coalesce(f.transport, 'tcp') = 'tcp' "
-	                  "ORDER BY a.n DESC, a.app";
-	if (dbread_query(db, sql, collect_row, &k) != 0)
+	static const struct dbread_sql sql = {
+		"SELECT coalesce(f.app_proto, 'Unknown'), f.s_iw_bytes, 0 FROM flows f JOIN "
+		"(SELECT coalesce(app_proto, 'Unknown') AS app, count(*) AS n " MEASURED("")
+		" GROUP BY 1) a ON a.app = coalesce(f.app_proto, 'Unknown') "
+		"WHERE f.s_iw_limit IN " LIMITS_SQL " AND f.s_iw_segs > 0 AND coalesce(f.transport, 'tcp') = 'tcp' "
+		"ORDER BY a.n DESC, a.app",
+		/* both sides subqueries: ClickHouse joins them where the query runs, each read
+		 * through the Distributed table (a Distributed table joined directly would send the
+		 * join to every shard, each with only its own flows) */
+		"SELECT app, s_iw_bytes, 0 FROM (SELECT coalesce(app_proto, 'Unknown') AS app, s_iw_bytes "
+		MEASURED("FINAL") ") ANY INNER JOIN (SELECT coalesce(app_proto, 'Unknown') AS app, count() AS n "
+		MEASURED("FINAL") " GROUP BY app) USING app ORDER BY n DESC, app"
+	};
+	if (dbread_query(db, &sql, collect_row, &k) != 0)
 		return query_failed(db);
 	double lo = 0, hi = 0;
 	long shown = 0, kept = 0;
@@ -564,10 +585,12 @@ static int syn_chart(dbread *db, const char *dir, const struct census *c)
 	memset(&b, 0, sizeof(b));
 	snprintf(b.s[0].label, sizeof(b.s[0].label), "client");
 	snprintf(b.s[1].label, sizeof(b.s[1].label), "server");
-	if (dbread_query(db, "SELECT side, rwnd_class, flows FROM rwnd_classes ORDER BY "
-	                     "CASE rwnd_class WHEN '6KB' THEN 1 WHEN '8192' THEN 2 WHEN '10MSS' THEN 3 "
-	                     "WHEN '16384' THEN 4 WHEN '20MSS' THEN 5 WHEN '64KB' THEN 6 ELSE 7 END, side",
-	                 bar_row, &b) != 0)
+	static const struct dbread_sql sql = { /* a view: the same text in ClickHouse */
+		"SELECT side, rwnd_class, flows FROM rwnd_classes ORDER BY "
+		"CASE rwnd_class WHEN '6KB' THEN 1 WHEN '8192' THEN 2 WHEN '10MSS' THEN 3 "
+		"WHEN '16384' THEN 4 WHEN '20MSS' THEN 5 WHEN '64KB' THEN 6 ELSE 7 END, side", NULL
+	};
+	if (dbread_query(db, &sql, bar_row, &b) != 0)
 		return query_failed(db);
 	double max = 0;
 	for (int i = 0; i < 2; i++)
@@ -624,10 +647,11 @@ static int scatter_chart(dbread *db, const char *dir, const struct census *c)
 	static struct series s[NLIMITS];
 	struct collect k = { s, 0, NLIMITS, 0 };
 	long no_rtt = 0;
-	if (dbread_query(db, "SELECT s_iw_limit, rtt_us / 1000.0, s_iw_bytes FROM flows WHERE s_iw_limit IN " LIMITS_SQL
-	                     " AND s_iw_segs > 0 AND rtt_us > 0 AND coalesce(transport, 'tcp') = 'tcp' ORDER BY CASE s_iw_limit WHEN 'cwnd' THEN 1 "
-	                     "WHEN 'app' THEN 2 WHEN 'rwnd' THEN 3 WHEN 'nagle' THEN 4 ELSE 5 END, rtt_us, s_iw_bytes",
-	                 collect_row, &k) != 0)
+#define SCATTER_SQL(final) "SELECT s_iw_limit, rtt_us / 1000.0, s_iw_bytes " MEASURED(final) \
+	" AND rtt_us > 0 ORDER BY CASE s_iw_limit WHEN 'cwnd' THEN 1 WHEN 'app' THEN 2 WHEN 'rwnd' " \
+	"THEN 3 WHEN 'nagle' THEN 4 ELSE 5 END, rtt_us, s_iw_bytes"
+	static const struct dbread_sql sql = { SCATTER_SQL(""), SCATTER_SQL("FINAL") };
+	if (dbread_query(db, &sql, collect_row, &k) != 0)
 		return query_failed(db);
 	double xlo = 0, xhi = 0, ylo = 0, yhi = 0;
 	long shown = 0, kept = 0;
@@ -695,7 +719,7 @@ static const char *clean_dir(char *out, size_t len, const char *dir)
 
 static void usage(FILE *out)
 {
-	fprintf(out, "usage: iwscope plot DB|postgresql://... -o DIR%s\n",
+	fprintf(out, "usage: iwscope plot DB|postgresql://...|clickhouse://... -o DIR%s\n",
 	        out == stderr ? " (see iwscope --help)" : "");
 }
 

@@ -20,154 +20,19 @@
 #include "dbread.h"
 #include "exitcode.h"
 #include "json.h"
+#include "reportsql.h"
 
 enum fmt { FMT_TABLE, FMT_CSV, FMT_JSON };
 
 #define MAX_COLS 16
-#define DEFAULT_ROWS 100 /* a table's rows unless its section or --limit says otherwise */
 #define MIN_CUT 16       /* a cut column keeps at least this many terminal columns */
-
-/* One table of the report. Its columns are named as in the database (schema/): those names
- * are the JSON keys and the CSV header; tables show the short titles of column_titles. */
-struct section {
-	const char *key;   /* snake_case: the JSON key, the CSV heading */
-	const char *title; /* the table's heading */
-	int rows;          /* rows a table shows unless --limit says otherwise; 0 = all */
-	const char *sql;
-};
 
 /* Tables left out when they have no rows (CSV and JSON keep them, empty): what happens only
  * under pressure. */
-static bool hide_empty(const struct section *sec)
+static bool hide_empty(const struct report_section *sec)
 {
 	return !strcmp(sec->key, "evicted");
 }
-
-static const struct section summary_sections[] = {
-	{ "runs", "Runs", DEFAULT_ROWS,
-	  "SELECT probe, id AS run_id, status, source, packets, tcp_packets, decode_errors, flows, "
-	  "evicted, one_direction, syn_opts_cut, acked_unseen FROM runs ORDER BY probe, id" },
-	/* runs.skipped holds a line per file ("FILE: why"); a newline inside a string literal is
-	 * the same in SQLite and PostgreSQL */
-	{ "skipped_files", "Input files not read whole", DEFAULT_ROWS,
-	  "SELECT probe, id AS run_id, skipped_files AS files, replace(skipped, '\n', '; ') AS skipped "
-	  "FROM runs WHERE skipped IS NOT NULL ORDER BY probe, id" },
-	{ "handshakes", "Handshakes", DEFAULT_ROWS,
-	  "SELECT handshake, count(*) AS flows, "
-	  "round(100.0 * count(*) / (SELECT count(*) FROM flows), 1) AS pct "
-	  "FROM flows GROUP BY handshake ORDER BY flows DESC, handshake" },
-	{ "rwnd_classes", "Receiver classes (SYN window)", DEFAULT_ROWS,
-	  "SELECT side, rwnd_class, flows FROM rwnd_classes ORDER BY side, flows DESC, rwnd_class" },
-	{ "iw_classes", "Server initial windows (first flight of each server)", DEFAULT_ROWS,
-	  "SELECT iw_class, iw_limit, iw_std, flows "
-	  "FROM iw_classes ORDER BY iw_limit <> 'cwnd', "
-	  "CAST(ltrim(iw_class, '>=IW') AS INTEGER), iw_class, iw_limit" },
-	{ "client_iw_classes", "Client first flights", DEFAULT_ROWS,
-	  "SELECT c_iw_class, c_iw_limit, count(*) AS flows FROM flows "
-	  "WHERE c_iw_class IS NOT NULL GROUP BY c_iw_class, c_iw_limit "
-	  "ORDER BY c_iw_limit <> 'cwnd', CAST(ltrim(c_iw_class, '>=IW') AS INTEGER), 1, 2" },
-	{ "iw_limits", "Why first flights stopped", DEFAULT_ROWS,
-	  "SELECT 'server' AS sender, s_iw_limit AS iw_limit, count(*) AS flows FROM flows "
-	  "WHERE s_iw_limit IS NOT NULL GROUP BY s_iw_limit UNION ALL "
-	  "SELECT 'client', c_iw_limit, count(*) FROM flows WHERE c_iw_limit IS NOT NULL "
-	  "GROUP BY c_iw_limit ORDER BY 1 DESC, 3 DESC, 2" },
-	{ "iw_evidence", "Evidence behind the server verdicts", DEFAULT_ROWS,
-	  "SELECT s_iw_limit, s_iw_end, s_iw_next, "
-	  "count(*) AS flows, CAST(sum(s_iw_pause_us) AS BIGINT) / nullif(count(s_iw_pause_us), 0) / 1000 "
-	  "AS pause_ms FROM flows "
-	  "WHERE s_iw_limit IS NOT NULL AND s_iw_limit <> 'none' GROUP BY 1, 2, 3 "
-	  "ORDER BY s_iw_limit <> 'cwnd', 4 DESC, 1, 2, 3" },
-	{ "disagreeing_servers", "Servers whose flows disagree", 20,
-	  "SELECT server_ip, server_port, exact_flows, iw_min, iw_max, lower_bound, verdict "
-	  "FROM server_iw WHERE disagree = 1 ORDER BY flows DESC, server_ip, server_port" },
-	{ "frames_not_analysed", "Frames not analysed", DEFAULT_ROWS,
-	  "SELECT reason, sum(packets) AS packets FROM run_decode GROUP BY reason "
-	  "ORDER BY packets DESC, reason" },
-	/* what eviction cost (issue 29): an evicted flow's row ends where it was evicted (its
-	 * later packets make no second row), so its first flights may have had no end yet */
-	{ "evicted", "Flows evicted early (the flow table was full: --flow-cap)", DEFAULT_ROWS,
-	  "SELECT probe, run_id, count(*) AS flows, "
-	  "sum(CASE WHEN handshake = 'complete' THEN 1 ELSE 0 END) AS complete, "
-	  "sum(CASE WHEN s_iw_limit = 'cwnd' THEN 1 ELSE 0 END) AS exact_server_iw, "
-	  "sum(CASE WHEN s_iw_limit = 'cwnd' THEN 0 ELSE 1 END) AS no_exact_server_iw FROM flows "
-	  "WHERE end_reason = 'evicted' GROUP BY probe, run_id ORDER BY probe, run_id" },
-};
-
-static const struct section server_sections[] = {
-	{ "servers", "Servers: initial window verdicts", 100,
-	  "SELECT server_ip, server_port, transport, flows, exact_flows, iw, iw_min, iw_max, "
-	  "lower_bound, iw_std, verdict, app_proto, server_name FROM server_iw "
-	  "ORDER BY flows DESC, server_ip, server_port, transport" },
-};
-
-static const struct section app_sections[] = {
-	{ "iw_by_app", "Server initial windows by application", DEFAULT_ROWS,
-	  "SELECT app_proto, iw_class, iw_limit, flows, servers FROM iw_by_app "
-	  "ORDER BY 1, iw_limit <> 'cwnd', flows DESC, 2, 3" },
-	{ "iw_by_name", "Server initial windows by server name", 50,
-	  "SELECT server_name, iw_class, iw_limit, flows FROM iw_by_name "
-	  "ORDER BY flows DESC, 1, 2, 3" },
-	{ "rwnd_by_app", "Receiver classes by application", DEFAULT_ROWS,
-	  "SELECT app_proto, rwnd_class, flows FROM rwnd_by_app ORDER BY 1, flows DESC, 2" },
-};
-
-static const struct section rwnd_sections[] = {
-	{ "rwnd_by_syn_win", "Receiver classes by SYN window", DEFAULT_ROWS,
-	  "SELECT 'client' AS side, c_rwnd_class AS rwnd_class, c_syn_win AS syn_win, c_mss AS mss, "
-	  "count(*) AS flows FROM flows WHERE c_rwnd_class IS NOT NULL GROUP BY 2, 3, 4 "
-	  "UNION ALL SELECT 'server', s_rwnd_class, s_syn_win, s_mss, count(*) FROM flows "
-	  "WHERE s_rwnd_class IS NOT NULL GROUP BY 2, 3, 4 ORDER BY 1, 5 DESC, 2, 3, 4" },
-};
-
-static const struct section standard_sections[] = {
-	{ "iw_by_standard", "Exact server IWs by standard", DEFAULT_ROWS,
-	  "SELECT s_iw_std AS iw_std, s_iw_class AS iw_class, count(*) AS flows, "
-	  "count(DISTINCT server_ip) AS servers FROM flows WHERE s_iw_limit = 'cwnd' "
-	  "GROUP BY 1, 2 ORDER BY 3 DESC, 1, 2" },
-};
-
-/* Clients, as --by server shows senders: each one's most common SYN (window, its class, MSS,
- * scale), how many windows it used, and its flows whose window could not take an IW10. */
-static const struct section client_sections[] = {
-	{ "clients", "Clients: receive windows (SYN)", 100,
-	  "WITH f AS (SELECT client_ip, c_rwnd_class, c_syn_win, c_mss, c_wscale FROM flows "
-	  "WHERE c_syn_win IS NOT NULL), "
-	  "per AS (SELECT client_ip, count(*) AS flows, count(DISTINCT c_syn_win) AS windows, "
-	  "sum(CASE WHEN c_rwnd_class IN ('6KB', '8192', 'small') THEN 1 ELSE 0 END) AS below_iw10 "
-	  "FROM f GROUP BY client_ip), "
-	  "syn AS (SELECT client_ip, c_rwnd_class, c_syn_win, c_mss, c_wscale, row_number() OVER "
-	  "(PARTITION BY client_ip ORDER BY count(*) DESC, c_syn_win, c_mss, c_wscale) AS k FROM f "
-	  "GROUP BY client_ip, c_rwnd_class, c_syn_win, c_mss, c_wscale) "
-	  "SELECT per.client_ip, flows, syn.c_rwnd_class AS rwnd_class, syn.c_syn_win AS syn_win, "
-	  "syn.c_mss AS mss, syn.c_wscale AS wscale, windows, below_iw10 FROM per "
-	  "JOIN syn ON syn.client_ip = per.client_ip AND syn.k = 1 "
-	  "ORDER BY flows DESC, per.client_ip" },
-};
-
-static const struct section transport_sections[] = {
-	{ "iw_by_transport", "Server first flights by transport", DEFAULT_ROWS,
-	  "SELECT coalesce(transport, 'tcp') AS transport, s_iw_class AS iw_class, s_iw_limit AS iw_limit, "
-	  "count(*) AS flows, count(DISTINCT server_ip) AS servers FROM flows "
-	  "WHERE s_iw_limit IS NOT NULL AND s_iw_limit <> 'none' GROUP BY 1, 2, 3 "
-	  "ORDER BY 1, s_iw_limit <> 'cwnd', CAST(ltrim(s_iw_class, '>=IW') AS INTEGER), 2, 3" },
-	{ "quic_versions", "QUIC connections by version and ALPN", DEFAULT_ROWS,
-	  "SELECT quic_version, CASE WHEN quic_version = 1 THEN 'v1' WHEN quic_version = 1798521807 "
-	  "THEN 'v2' WHEN quic_version BETWEEN 4278190080 AND 4278190335 "
-	  "THEN 'draft-' || CAST(quic_version - 4278190080 AS TEXT) "
-	  "WHEN quic_version BETWEEN 4207849472 AND 4207849727 "
-	  "THEN 'mvfst-' || CAST(quic_version - 4207849472 AS TEXT) "
-	  "WHEN quic_version / 16777216 IN (81, 84) THEN CASE WHEN quic_version / 16777216 = 81 "
-	  "THEN 'Q0' ELSE 'T0' END || CAST((quic_version / 256 % 256 - 48) * 10 + quic_version % 256 - 48 "
-	  "AS TEXT) END AS name, alpn, count(*) AS flows, sum(quic_retry) AS retry, sum(quic_vn) AS vn, "
-	  "sum(quic_0rtt) AS zero_rtt, sum(quic_amp_limited) AS amp_limited, "
-	  "round(avg(1.0 * quic_s_preval / nullif(quic_c_preval, 0)), 2) AS amp_ratio "
-	  "FROM flows WHERE transport = 'quic' GROUP BY 1, 2, 3 ORDER BY 4 DESC, 1, 3" },
-	{ "quic_amplification", "QUIC servers past the 3x limit (RFC 9000 8.1)", DEFAULT_ROWS,
-	  "SELECT server_ip, server_port, server_name, quic_c_preval, quic_s_preval, "
-	  "round(1.0 * quic_s_preval / quic_c_preval, 2) AS amp_ratio FROM flows "
-	  "WHERE transport = 'quic' AND quic_s_preval > 3 * quic_c_preval "
-	  "ORDER BY 6 DESC, 1, 2" },
-};
 
 /* Short headings for the tables' long column names (people read tables; scripts get the
  * names). */
@@ -378,7 +243,7 @@ static void print_cut(const struct cell *c, int w, bool utf8, bool last)
 		spaces(w - used);
 }
 
-static void print_table(const struct section *sec, const struct table *t, const struct term *term)
+static void print_table(const struct report_section *sec, const struct table *t, const struct term *term)
 {
 	printf("%s\n", sec->title);
 	if (!t->nrows) {
@@ -513,7 +378,7 @@ static int stream_row(void *arg, int ncols, const char *const *names, const char
 
 static void usage(FILE *out)
 {
-	fprintf(out, "usage: iwscope report DB|postgresql://... [--format table|csv|json]\n"
+	fprintf(out, "usage: iwscope report DB|postgresql://...|clickhouse://... [--format table|csv|json]\n"
 	             "                      [--by server|client|app|rwnd|standard|transport] [--limit N]\n"
 	             "Tables show at most 100 rows each (server names 50, disagreeing servers 20),\n"
 	             "and say how many they left out; --limit N shows N (0 = all). Into a pipe or\n"
@@ -556,8 +421,8 @@ int report_main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	enum fmt f = FMT_TABLE;
-	const struct section *secs = summary_sections;
-	size_t nsecs = sizeof(summary_sections) / sizeof(summary_sections[0]);
+	size_t nsecs;
+	const struct report_section *secs = reportsql_sections(NULL, &nsecs);
 	long limit = -1; /* -1: each table's own */
 	int c;
 	optind = 1;
@@ -575,20 +440,9 @@ int report_main(int argc, char **argv)
 				return usage_error("unknown format", optarg);
 			break;
 		case 'b':
-#define BY(name, arr)                                               \
-	if (!strcmp(optarg, name)) {                                    \
-		secs = arr;                                                 \
-		nsecs = sizeof(arr) / sizeof(arr[0]);                       \
-		break;                                                      \
-	}
-			BY("server", server_sections)
-			BY("app", app_sections)
-			BY("rwnd", rwnd_sections)
-			BY("standard", standard_sections)
-			BY("transport", transport_sections)
-			BY("client", client_sections)
-#undef BY
-			return usage_error("unknown grouping", optarg);
+			if (!(secs = reportsql_sections(optarg, &nsecs)))
+				return usage_error("unknown grouping", optarg);
+			break;
 		case 'n': {
 			char *end;
 			errno = 0;
@@ -623,7 +477,7 @@ int report_main(int argc, char **argv)
 		if (f == FMT_TABLE) {
 			struct table t = { .limit = limit >= 0 ? (size_t)limit : (size_t)secs[i].rows,
 			                   .utf8 = term.utf8 };
-			if (dbread_query(s, secs[i].sql, table_row, &t) != 0 || t.nomem) {
+			if (dbread_query(s, &secs[i].sql, table_row, &t) != 0 || t.nomem) {
 				fprintf(stderr, "iwscope: %s\n", t.nomem ? "out of memory" : dbread_error(s));
 				rc = EXIT_RUNTIME;
 			} else if (t.nrows || !hide_empty(&secs[i])) {
@@ -640,7 +494,7 @@ int report_main(int argc, char **argv)
 		} else if (nsecs > 1) {
 			printf("%s# %s\r\n", i ? "\r\n" : "", secs[i].key);
 		}
-		if (dbread_query(s, secs[i].sql, stream_row, &st) != 0) {
+		if (dbread_query(s, &secs[i].sql, stream_row, &st) != 0) {
 			fflush(stdout);
 			fprintf(stderr, "iwscope: %s\n", dbread_error(s));
 			rc = EXIT_RUNTIME;

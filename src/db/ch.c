@@ -356,8 +356,7 @@ static int post(chdb *db, const char *params, const char *body, size_t len, stru
 	return 0;
 }
 
-/* Runs sql that returns nothing (DDL, an INSERT with its VALUES). 0 or -1. */
-static int exec_sql(chdb *db, const char *sql, const char *what)
+int ch_exec(chdb *db, const char *sql, const char *what)
 {
 	return post(db, NULL, sql, strlen(sql), NULL, what);
 }
@@ -480,7 +479,8 @@ int ch_query(chdb *db, const char *sql, db_row_fn row, void *arg)
 	snprintf(q, n + 64, "%s FORMAT TabSeparatedWithNamesAndTypes", sql);
 	struct reader r = { .row = row, .arg = arg };
 	/* the whole result first: an error half way through is an HTTP error, not a cut table */
-	int rc = post(db, "&wait_end_of_query=1", q, strlen(q), &r, "query failed");
+	int rc = post(db, "&wait_end_of_query=1&max_read_buffer_size=" CH_READ_BUFFER, q, strlen(q), &r,
+	              "query failed");
 	if (rc == 0 && r.lines < 2 && !r.stopped) {
 		snprintf(db->err, sizeof(db->err), "%s: query failed: no result", db->t.shown);
 		rc = -1;
@@ -671,7 +671,7 @@ static int create_schema(chdb *db)
 			break;
 		*end = '\0';
 		if (s[strspn(s, " \n")])
-			rc = exec_sql(db, s, "cannot create the schema");
+			rc = ch_exec(db, s, "cannot create the schema");
 	}
 	free(sql);
 	return rc;

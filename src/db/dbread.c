@@ -1,146 +1,144 @@
-/* Reports and plots read SQLite, PostgreSQL or ClickHouse through this; their SQL is the
- * dialects' common ground (schema/views.sql shows what that is). ClickHouse (18.16 in Debian)
- * speaks another SQL (no FILTER, no window functions, no GROUP BY 1): its rows, read through
- * their unmerged copies with FINAL, are copied into a private SQLite file that answers the
- * same SQL, so every report and chart is the one an SQLite file of those rows gives. */
+/* Reports and plots read SQLite, PostgreSQL or ClickHouse through this: one backend each
+ * (sqldb.c, pg.c, ch.c), each asked in its own dialect (struct dbread_sql). The database
+ * answers every question itself, ClickHouse through FINAL (its rows not merged yet read as
+ * one) on the server that holds them, or on every shard through the Distributed tables: only
+ * the answers' rows come back. */
 #include "dbread.h"
 
-#include <limits.h>
+#include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
-
-#include <sqlite3.h>
 
 #include "ch.h"
 #include "pg.h"
-#include "schema.h"
 #include "sqldb.h"
 
+enum dialect { DIALECT_COMMON, DIALECT_CLICKHOUSE };
+
+/* One kind of database: whether a target names it, and its connection's operations. */
+struct backend {
+	bool (*is_target)(const char *target);
+	void *(*open)(const char *target, char *err, size_t errlen);
+	int (*query)(void *conn, const char *sql, db_row_fn row, void *arg);
+	const char *(*error)(const void *conn);
+	void (*close)(void *conn);
+	enum dialect dialect;
+	bool reals_as_sqlite; /* Float values rewritten as SQLite writes them (ClickHouse's 100 is
+	                       * 100.0); PostgreSQL's left as it sends them */
+};
+
 struct dbread {
-	sqldb *sqlite;
-	pgdb *pg;
-	char tmpdir[PATH_MAX]; /* the ClickHouse copy's folder, removed at close */
+	const struct backend *be;
+	void *conn;
 };
 
-/* ---- ClickHouse: the deduplicated rows copied into a private SQLite file ---- */
+/* ---- the three backends ---- */
 
-struct copy {
-	sqlite3_stmt *ins;
-	int ncols;
-	bool failed;
-};
-
-static int name_row(void *arg, int ncols, const char *const *names, const char *const *vals,
-                    const enum db_type *types)
+static bool is_file(const char *target)
 {
-	(void)names;
-	(void)types;
-	char *list = arg;
-	size_t n = strlen(list);
-	if (vals && ncols > 0 && vals[0])
-		snprintf(list + n, 8192 - n, "%s%s", n ? "," : "", vals[0]);
-	return 0;
+	return !ch_is_uri(target) && !pg_is_uri(target);
 }
 
-static int insert_row(void *arg, int ncols, const char *const *names, const char *const *vals,
-                      const enum db_type *types)
+static void *sqlite_open(const char *target, char *err, size_t errlen)
 {
-	(void)names;
-	(void)types;
-	struct copy *c = arg;
-	if (!vals)
-		return ncols == c->ncols ? 0 : 1;
-	for (int i = 0; i < ncols; i++)
-		sqldb_bind_text(c->ins, i + 1, vals[i]); /* SQLite's column types make numbers of them */
-	int rc = sqlite3_step(c->ins);
-	sqlite3_reset(c->ins);
-	if (rc != SQLITE_DONE) {
-		c->failed = true;
-		return 1;
-	}
-	return 0;
+	return sqldb_open_read(target, err, errlen);
 }
 
-/* Copies one table of ch into the SQLite copy, every column SQLite's schema has. 0 or -1. */
-static int copy_table(chdb *ch, sqldb *s, const char *table, char *err, size_t errlen)
+static int sqlite_query(void *c, const char *sql, db_row_fn row, void *arg)
 {
-	char cols[8192] = "", sql[8192 + 9000];
-	snprintf(sql, sizeof(sql), "SELECT name FROM pragma_table_info('%s')", table);
-	if (sqldb_query(s, sql, name_row, cols) != 0) {
-		snprintf(err, errlen, "%s", sqldb_error(s));
-		return -1;
-	}
-	struct copy c = { NULL, 1, false };
-	int n = snprintf(sql, sizeof(sql), "INSERT INTO %s (%s) VALUES (?", table, cols);
-	for (const char *p = cols; (p = strchr(p, ',')); p++, c.ncols++)
-		n += snprintf(sql + n, sizeof(sql) - (size_t)n, ",?");
-	snprintf(sql + n, sizeof(sql) - (size_t)n, ")");
-	if (sqlite3_prepare_v2(sqldb_handle(s), sql, -1, &c.ins, NULL) != SQLITE_OK) {
-		snprintf(err, errlen, "cannot copy %s: %s", table, sqlite3_errmsg(sqldb_handle(s)));
-		return -1;
-	}
-	snprintf(sql, sizeof(sql), "SELECT %s FROM %s FINAL", cols, table);
-	int rc = ch_query(ch, sql, insert_row, &c);
-	if (rc != 0 || c.failed)
-		snprintf(err, errlen, "%s", c.failed ? "cannot copy rows from ClickHouse"
-		                                      : ch_error(ch));
-	sqlite3_finalize(c.ins);
-	return rc != 0 || c.failed ? -1 : 0;
+	return sqldb_query(c, sql, row, arg);
 }
 
-static int open_ch(dbread *d, const char *target, char *err, size_t errlen)
+static const char *sqlite_error(const void *c) { return sqldb_error(c); }
+
+static void sqlite_close(void *c) { sqldb_close(c); }
+
+static bool is_pg(const char *target) { return pg_is_uri(target); }
+
+static void *pgr_open(const char *target, char *err, size_t errlen)
+{
+	enum pg_fail fail;
+	return pg_open(target, false, &fail, err, errlen);
+}
+
+static int pgr_query(void *c, const char *sql, db_row_fn row, void *arg)
+{
+	return pg_query(c, sql, row, arg);
+}
+
+static const char *pgr_error(const void *c) { return pg_error(c); }
+
+static void pgr_close(void *c) { pg_close(c); }
+
+static bool is_ch(const char *target) { return ch_is_uri(target); }
+
+static void *chr_open(const char *target, char *err, size_t errlen)
 {
 	enum ch_fail fail;
-	chdb *ch = ch_open(target, false, &fail, err, errlen);
-	if (!ch)
-		return -1;
-	const char *tmp = getenv("TMPDIR");
-	snprintf(d->tmpdir, sizeof(d->tmpdir), "%s/iwscope-read.XXXXXX", tmp && *tmp ? tmp : "/tmp");
-	char path[PATH_MAX + 16];
-	int rc = -1;
-	if (!mkdtemp(d->tmpdir)) {
-		snprintf(err, errlen, "cannot make a folder for ClickHouse's rows in %s", tmp ? tmp : "/tmp");
-		d->tmpdir[0] = '\0';
-		goto out;
-	}
-	snprintf(path, sizeof(path), "%s/copy.db", d->tmpdir);
-	if (!(d->sqlite = sqldb_open(path, err, errlen)))
-		goto out;
-	if (sqldb_exec(d->sqlite, "PRAGMA foreign_keys=OFF; PRAGMA synchronous=OFF", "copy") != 0 ||
-	    sqldb_exec(d->sqlite, "BEGIN", "copy") != 0) {
-		snprintf(err, errlen, "%s", sqldb_error(d->sqlite));
-		goto out;
-	}
-	for (size_t i = 0; i < 3; i++)
-		if (copy_table(ch, d->sqlite, schema_tables[i].name, err, errlen) != 0)
-			goto out;
-	if (sqldb_exec(d->sqlite, "COMMIT", "copy") != 0) {
-		snprintf(err, errlen, "%s", sqldb_error(d->sqlite));
-		goto out;
-	}
-	rc = 0;
-out:
-	ch_close(ch);
-	return rc;
+	return ch_open(target, false, &fail, err, errlen);
 }
 
-static void remove_copy(dbread *d)
+static int chr_query(void *c, const char *sql, db_row_fn row, void *arg)
 {
-	if (!d->tmpdir[0])
-		return;
-	static const char *const files[] = { "copy.db", "copy.db-wal", "copy.db-shm", "copy.db-journal" };
-	char path[PATH_MAX + 32];
-	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
-		snprintf(path, sizeof(path), "%s/%s", d->tmpdir, files[i]);
-		unlink(path);
-	}
-	rmdir(d->tmpdir);
-	d->tmpdir[0] = '\0';
+	return ch_query(c, sql, row, arg);
 }
 
-/* ---- the three as one ---- */
+static const char *chr_error(const void *c) { return ch_error(c); }
+
+static void chr_close(void *c) { ch_close(c); }
+
+static const struct backend backends[] = {
+	{ is_ch, chr_open, chr_query, chr_error, chr_close, DIALECT_CLICKHOUSE, true },
+	{ is_pg, pgr_open, pgr_query, pgr_error, pgr_close, DIALECT_COMMON, false },
+	{ is_file, sqlite_open, sqlite_query, sqlite_error, sqlite_close, DIALECT_COMMON, false },
+};
+
+/* ---- REAL values as SQLite writes them ---- */
+
+#define REAL_MAX_COLS 64
+
+/* The caller's row function, its rows' REAL values rewritten first. */
+struct reals {
+	db_row_fn row;
+	void *arg;
+	char text[REAL_MAX_COLS][48];
+};
+
+/* v as SQLite's "%!.15g" writes a double: 15 significant digits, a point always (100.0,
+ * 1.0e+20). v itself when it is no finite number. */
+static const char *sqlite_real(const char *v, char *out, size_t len)
+{
+	char *end, g[40];
+	double x = strtod(v, &end);
+	if (end == v || *end || !isfinite(x))
+		return v;
+	snprintf(g, sizeof(g), "%.15g", x);
+	char *e = strchr(g, 'e');
+	if (strchr(g, '.'))
+		snprintf(out, len, "%s", g);
+	else if (e)
+		snprintf(out, len, "%.*s.0%s", (int)(e - g), g, e);
+	else
+		snprintf(out, len, "%s.0", g);
+	return out;
+}
+
+static int reals_row(void *arg, int ncols, const char *const *names, const char *const *vals,
+                     const enum db_type *types)
+{
+	struct reals *r = arg;
+	if (!vals || ncols > REAL_MAX_COLS)
+		return r->row(r->arg, ncols, names, vals, types);
+	const char *v[REAL_MAX_COLS];
+	for (int i = 0; i < ncols; i++)
+		v[i] = vals[i] && types[i] == DB_REAL
+		       ? sqlite_real(vals[i], r->text[i], sizeof(r->text[i])) : vals[i];
+	return r->row(r->arg, ncols, names, v, types);
+}
+
+/* ---- the interface ---- */
 
 dbread *dbread_open(const char *target, char *err, size_t errlen)
 {
@@ -149,40 +147,35 @@ dbread *dbread_open(const char *target, char *err, size_t errlen)
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
-	if (ch_is_uri(target)) {
-		if (open_ch(d, target, err, errlen) != 0) {
-			dbread_close(d);
-			return NULL;
-		}
-	} else if (pg_is_uri(target)) {
-		enum pg_fail fail;
-		d->pg = pg_open(target, false, &fail, err, errlen);
-	} else {
-		d->sqlite = sqldb_open_read(target, err, errlen);
-	}
-	if (!d->pg && !d->sqlite) {
+	d->be = &backends[0];
+	while (!d->be->is_target(target))
+		d->be++; /* the last one, a file, takes every other target */
+	if (!(d->conn = d->be->open(target, err, errlen))) {
 		free(d);
 		return NULL;
 	}
 	return d;
 }
 
-int dbread_query(dbread *d, const char *sql, db_row_fn row, void *arg)
+int dbread_query(dbread *d, const struct dbread_sql *q, db_row_fn row, void *arg)
 {
-	return d->pg ? pg_query(d->pg, sql, row, arg) : sqldb_query(d->sqlite, sql, row, arg);
+	const char *sql = d->be->dialect == DIALECT_CLICKHOUSE && q->clickhouse ? q->clickhouse
+	                                                                         : q->common;
+	if (!d->be->reals_as_sqlite)
+		return d->be->query(d->conn, sql, row, arg);
+	struct reals r = { .row = row, .arg = arg };
+	return d->be->query(d->conn, sql, reals_row, &r);
 }
 
 const char *dbread_error(const dbread *d)
 {
-	return d->pg ? pg_error(d->pg) : sqldb_error(d->sqlite);
+	return d->be->error(d->conn);
 }
 
 void dbread_close(dbread *d)
 {
 	if (!d)
 		return;
-	pg_close(d->pg);
-	sqldb_close(d->sqlite);
-	remove_copy(d);
+	d->be->close(d->conn);
 	free(d);
 }

@@ -4,11 +4,15 @@
  * into one copy in the tables' ReplacingMergeTree. */
 #include "chsink.h"
 
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "ch.h"
+#include "config.h"
 
 static int count_row(void *arg, int ncols, const char *const *names, const char *const *vals,
                      const enum db_type *types)
@@ -44,8 +48,91 @@ static int literal(const char *s, char *out, size_t len)
 	return 0;
 }
 
-/* The server's earlier runs of this capture file: refused as in an SQLite file. --replace
- * needs rows deleted, which Distributed tables cannot do: refused too. */
+/* The ids of the runs a query lists, "1, 2, 3". */
+struct ids {
+	char list[4096];
+	int64_t n;
+	bool cut; /* more than the list holds */
+};
+
+static int id_row(void *arg, int ncols, const char *const *names, const char *const *vals,
+                  const enum db_type *types)
+{
+	(void)names;
+	(void)types;
+	struct ids *ids = arg;
+	size_t len = strlen(ids->list);
+	if (!vals || ncols < 1 || !vals[0])
+		return 0;
+	if (len + strlen(vals[0]) + 3 >= sizeof(ids->list)) {
+		ids->cut = true;
+		return 1;
+	}
+	snprintf(ids->list + len, sizeof(ids->list) - len, "%s%s", ids->n++ ? ", " : "", vals[0]);
+	return 0;
+}
+
+static int first_int(void *arg, int ncols, const char *const *names, const char *const *vals,
+                     const enum db_type *types)
+{
+	(void)names;
+	(void)types;
+	if (vals && ncols >= 1)
+		*(int64_t *)arg = vals[0] ? strtoll(vals[0], NULL, 10) : 0;
+	return 0;
+}
+
+/* The first column of sql's first row into *out. 0 or -1. */
+static int query_int(chdb *db, const char *sql, int64_t *out)
+{
+	return ch_query(db, sql, first_int, out);
+}
+
+/* Deletes runs ids of probe (a literal) and their rows. ClickHouse deletes with mutations
+ * (ALTER TABLE ... DELETE), applied in the background to the parts there when each is made:
+ * the new run's rows, written after, are never touched. They are waited for (at most
+ * CH_MUTATION_WAIT_S) so that a report right after reads no earlier row. A Distributed table
+ * takes no mutation: on a cluster the rows would have to be deleted shard by shard, refused.
+ * 0 or -1 (outbox_fail said why). */
+static int delete_runs(outbox *ob, chdb *db, const char *probe, const struct ids *ids,
+                       const struct run_info *run)
+{
+	static const char *const tables[][2] = { { "flows", "run_id" }, { "run_decode", "run_id" },
+		                                  { "runs", "id" } };
+	int64_t distributed = 0, running = 1;
+	char sql[sizeof(ids->list) + 512];
+	if (query_int(db, "SELECT count() FROM system.tables WHERE database = currentDatabase() "
+	              "AND name = 'flows' AND engine = 'Distributed'", &distributed) != 0)
+		goto fail;
+	if (distributed || ids->cut) {
+		outbox_fail(ob, "%s: %s was analysed there before (run %s of probe %s): --replace "
+		            "cannot delete it %s; --append adds it a second time", outbox_shown(ob),
+		            run->source, ids->list, run->probe, ids->cut ? "(too many earlier runs)"
+		            : "through Distributed tables (a cluster's rows are deleted on each shard: "
+		              "ALTER TABLE flows_local DELETE WHERE ...)");
+		return -1;
+	}
+	for (size_t i = 0; i < sizeof(tables) / sizeof(tables[0]); i++) {
+		snprintf(sql, sizeof(sql), "ALTER TABLE %s DELETE WHERE probe = %s AND %s IN (%s)",
+		         tables[i][0], probe, tables[i][1], ids->list);
+		if (ch_exec(db, sql, "cannot delete the earlier run") != 0)
+			goto fail;
+	}
+	for (int waited_ms = 0; running && waited_ms < CH_MUTATION_WAIT_S * 1000; waited_ms += 100) {
+		if (query_int(db, "SELECT count() FROM system.mutations WHERE "
+		              "database = currentDatabase() AND NOT is_done", &running) != 0)
+			goto fail;
+		if (running)
+			nanosleep(&(struct timespec){ 0, 100000000L }, NULL);
+	}
+	return 0;
+fail:
+	outbox_fail(ob, "%s", ch_error(db));
+	return -1;
+}
+
+/* The server's earlier runs of this capture file: refused as in an SQLite file, or with
+ * --replace deleted (delete_runs: one server, not a cluster). */
 static int earlier_runs(outbox *ob, void *conn, const struct run_info *run)
 {
 	chdb *db = conn;
@@ -62,12 +149,23 @@ static int earlier_runs(outbox *ob, void *conn, const struct run_info *run)
 	}
 	if (!got[0])
 		return 0;
-	outbox_fail(ob, "%s: %s was analysed there before (run %lld of probe %s, %lld flows): %s",
-	         outbox_shown(ob), run->source, (long long)got[1], run->probe, (long long)got[2],
-	         run->again == RUN_REPLACE ? "--replace cannot delete rows in ClickHouse; --append "
-	                                     "adds it a second time"
-	                                   : "--append adds it a second time");
-	return -1;
+	if (run->again != RUN_REPLACE) {
+		outbox_fail(ob, "%s: %s was analysed there before (run %lld of probe %s, %lld flows): "
+		            "--replace analyses it again in its place, --append adds it a second time",
+		            outbox_shown(ob), run->source, (long long)got[1], run->probe, (long long)got[2]);
+		return -1;
+	}
+	struct ids ids = { "", 0, false };
+	snprintf(sql, sizeof(sql), "SELECT id FROM runs FINAL WHERE probe = %s AND source = %s "
+	         "ORDER BY id", probe, source);
+	if (ch_query(db, sql, id_row, &ids) != 0 && !ids.cut) {
+		outbox_fail(ob, "%s", ch_error(db));
+		return -1;
+	}
+	if (delete_runs(ob, db, probe, &ids, run) != 0)
+		return -1;
+	outbox_replaced(ob, got[0], got[2]);
+	return 0;
 }
 
 static void *open_db(const char *uri, bool *fatal, char *err, size_t errlen)

@@ -79,7 +79,7 @@ static void sqlite_replaced(void *self, int64_t *runs, int64_t *flows)
 	store_replaced(self, runs, flows);
 }
 
-static void pg_replaced(void *self, int64_t *runs, int64_t *flows)
+static void server_replaced(void *self, int64_t *runs, int64_t *flows)
 {
 	struct outbox_stats st;
 	outbox_stats(self, &st);
@@ -118,8 +118,8 @@ static void outbox_summary(void *self, const struct sink_conf *c)
 /* The registry: the kinds in the order they are opened (the primary first). */
 static const struct sink_kind kinds[] = {
 	{ "sqlite", true, false, want_sqlite, open_sqlite, sqlite_file, sqlite_replaced, NULL },
-	{ "postgresql", true, false, want_pg, open_pg, pg_file, pg_replaced, outbox_summary },
-	{ "clickhouse", true, false, want_ch, open_ch, pg_file, NULL, outbox_summary },
+	{ "postgresql", true, false, want_pg, open_pg, pg_file, server_replaced, outbox_summary },
+	{ "clickhouse", true, false, want_ch, open_ch, pg_file, server_replaced, outbox_summary },
 	{ "lines", false, false, want_lines, open_lines, NULL, NULL, NULL },
 	{ "dashboard", false, true, want_dashboard, open_dashboard, NULL, NULL, NULL },
 };
