@@ -91,6 +91,16 @@ def sources():
     return srcs + [os.path.join(ROOT, "tests", "pcaps", "dpi", "apps.server.pcap")]
 
 
+def quic_sources(n_tcp):
+    """The QUIC lab's captures next to the server (tools/quictruth.py: ngtcp2, one connection
+    each), listed often enough beside n_tcp TCP sources (1.4 flows a clone on average) that
+    about a third of the mixed capture's connections are QUIC, as a third of web requests are."""
+    q = sorted(os.path.join(ROOT, "tests", "pcaps", "quictruth", f)
+               for f in os.listdir(os.path.join(ROOT, "tests", "pcaps", "quictruth"))
+               if f.endswith(".server.pcap"))
+    return q * max(1, round(0.7 * n_tcp / len(q)))
+
+
 OPEN_SIZES = (20000, 200000, 1000000)
 OPEN_HEADING = "\n## Many connections open at once"
 
@@ -192,6 +202,8 @@ def main():
     subprocess.run([GEN, big, "25000", "100"] + srcs, check=True)
     subprocess.run([GEN, hdr, "25000", "100", "96"] + srcs, check=True)
     subprocess.run([GEN, long4, "100000", "100", "96"] + srcs, check=True)
+    mix = os.path.join(d, "quicmix.pcap")
+    subprocess.run([GEN, mix, "25000", "100"] + srcs + quic_sources(len(srcs)), check=True)
     import hostile  # the tests' SYN-flood writer
     hostile.syn_flood(flood, 1000000)
     db = os.path.join(d, "bench.db")
@@ -212,6 +224,8 @@ def main():
     bench("iwscope --no-dpi", "big", big, [IW, "-q", "--no-dpi", "-r", big, "-o", db], clean)
     bench("tcptrace -n X", "big", big, ["tcptrace", "-n", big])
     bench("ndpiReader -i X -q", "big", big, ["ndpiReader", "-i", big, "-q"])
+    bench("tcpdump -r X -w /dev/null", "quicmix", mix, ["tcpdump", "-r", mix, "-w", "/dev/null"])
+    bench("iwscope (nDPI + SQLite)", "quicmix", mix, [IW, "-q", "-r", mix, "-o", db], clean)
     bench("tcpdump -r X -w /dev/null", "headers96", hdr, ["tcpdump", "-r", hdr, "-w", "/dev/null"])
     bench("iwscope (nDPI + SQLite)", "headers96", hdr, [IW, "-q", "-r", hdr, "-o", db], clean)
     bench("iwscope --threads 1", "headers96", hdr, [IW, "-q", "--threads", "1", "-r", hdr, "-o", db], clean)
@@ -250,6 +264,12 @@ def main():
     con.close()
     clean()
 
+    subprocess.run([IW, "-q", "-r", mix, "-o", db], check=True)
+    con = sqlite3.connect(db)
+    mix_quic, mix_flows = con.execute("SELECT sum(transport = 'quic'), count(*) FROM flows").fetchone()
+    con.close()
+    clean()
+
     def get(label, cap):
         return next(r for r in rows if r[0] == label and r[1] == cap)
 
@@ -276,6 +296,9 @@ def main():
          "2.0 = a full core"),
         ("tcptrace / iwscope (wall)", "%.2f x faster" % per_round(("tcptrace -n X", "big"), BIG_IW), ">= 3 x"),
         ("ndpiReader / iwscope (wall)", "%.2f x faster" % per_round(("ndpiReader -i X -q", "big"), BIG_IW), ">= 10 x"),
+        ("QUIC's cost: iwscope / tcpdump on `quicmix` against `big`", "%.2f x against %.2f x (%d of %d connections QUIC)" % (
+            per_round(("iwscope (nDPI + SQLite)", "quicmix"), ("tcpdump -r X -w /dev/null", "quicmix")),
+            per_round(BIG_IW, TD), mix_quic, mix_flows), "within noise"),
         ("iwscope peak RSS", "%.1f MiB" % iw[4], "<= 64 MiB"),
         ("peak RSS, 4x longer capture (same concurrency)", "%.1f MiB vs %.1f MiB" % (h4[4], hd[4]), "flat"),
         ("headers-only packets per second", "%.2f M/s (--threads 1: %.2f M/s)" % (hdr_packets / hd[2] / 1e6, hdr_packets / hd1[2] / 1e6), ">= 5 M/s"),
@@ -304,7 +327,9 @@ def main():
         f.write("Capture `big`: %d packets, %d flows (tools/benchgen: the IPv4 ground-truth and nDPI "
                 "captures of tests/pcaps cloned 25000 times, one start every 100 us), full-size packets, "
                 "%.0f MB. `headers96`: the same cut to 96 bytes. `headers96x4`: 4x as many clones at the same "
-                "spacing (4x longer, same concurrency). `flood1M`: 1 M SYNs from random addresses.\n\n"
+                "spacing (4x longer, same concurrency). `quicmix`: `big`'s sources and the QUIC lab's captures "
+                "(ngtcp2, next to the server), cloned alike, a third of the connections QUIC. "
+                "`flood1M`: 1 M SYNs from random addresses.\n\n"
                 % (npk, nflows, os.path.getsize(big) / 1e6))
         f.write("%d rounds; each round runs every command once, in the table's order, each one after "
                 "reading its capture into the page cache. Times are medians over the rounds, ratios the "
