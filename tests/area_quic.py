@@ -154,3 +154,24 @@ def t_quic_gso(binary, tmp):
        [(2, 2400, 2400, rows(analyse(binary, [src], tmp, ["--no-dpi"], "plain.db"),
                               "SELECT s_pkts FROM flows")[0]["s_pkts"] - 1)], "first flight in one datagram")
     return "2400 B in one datagram: 2 datagrams"
+
+
+@test("quic-evicted-no-second-row")
+def t_quic_evicted(binary, tmp):
+    """QUIC connections evicted from a full flow table stay one row each: 2000 of the QUIC lab's
+    connections (tools/benchgen, one start every 100 us, about a thousand open at once) under
+    --flow-cap 1024 give 2000 rows with hundreds evicted; before, an evicted connection's later
+    Handshake packets started a second row."""
+    gen = os.path.join(ROOT, "build", "benchgen")
+    if not os.path.exists(gen):
+        raise AssertionError("build/benchgen first (make test builds it)")
+    srcs = sorted(glob.glob(os.path.join(PCAPS, "quictruth", "*.server.pcap")))
+    cap = os.path.join(tmp, "q.pcap")
+    subprocess.run([gen, cap, "2000", "100"] + srcs, check=True, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL)
+    db = analyse(binary, [cap], tmp, ["--no-dpi", "--flow-cap", "1024"], "q.db")
+    n = rows(db, "SELECT count(*) AS n FROM flows WHERE transport = 'quic'")[0]["n"]
+    ev = rows(db, "SELECT evicted FROM runs")[0]["evicted"]
+    eq(n, 2000, "rows for 2000 connections")
+    eq(ev > 100, True, "evicted: %d" % ev)
+    return "2000 rows, %d evicted" % ev

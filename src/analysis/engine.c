@@ -258,6 +258,13 @@ static int udp_datagram(engine *e, const struct pkt *p)
 {
 	int dir = 0;
 	struct flow *f = flow_lookup(e->flows, p, &dir);
+	if (!f && flow_evicted_seen(e->flows, p)) {
+		/* an evicted connection's datagram (its later Handshake packets would otherwise
+		 * start a second row): its row is written, no second one */
+		e->quic_packets++;
+		e->evicted_later++;
+		return 0;
+	}
 	if (!f) {
 		bool client = false;
 		if (!quicflow_starts(p, &client)) {
