@@ -148,7 +148,9 @@ enum handshake_kind {
 	HS_NO_ACK,     /* SYN and SYN-ACK, no ACK seen */
 	HS_COMPLETE,   /* SYN, SYN-ACK, ACK */
 	HS_NO_SYN,     /* began with the SYN-ACK */
-	HS_SIMULTANEOUS
+	HS_SIMULTANEOUS,
+	HS_NO_SYNACK   /* SYN, then the client's ACKs or QUIC Handshake packets: answered, the
+	                * SYN-ACK not in the capture (one direction only) */
 };
 
 enum end_reason { END_NONE = 0, END_FIN, END_RST, END_IDLE, END_EVICTED, END_REUSE, END_CAPTURE };

@@ -75,7 +75,7 @@ CREATE TABLE IF NOT EXISTS {db}.flows{local} (
   client_port   Int64,
   server_ip     String,
   server_port   Int64,
-  handshake     String,       -- complete | no_ack | syn_only | refused | no_syn | simultaneous | none
+  handshake     String,       -- complete | no_ack | syn_only | no_synack | refused | no_syn | simultaneous | none
   syn_us        Nullable(Int64),
   synack_us     Nullable(Int64),
   ack_us        Nullable(Int64),

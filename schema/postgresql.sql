@@ -56,7 +56,7 @@ CREATE TABLE flows (
   client_port   bigint NOT NULL,
   server_ip     text NOT NULL,
   server_port   bigint NOT NULL,
-  handshake     text NOT NULL,       -- complete | no_ack | syn_only | refused | no_syn | simultaneous | none
+  handshake     text NOT NULL,       -- complete | no_ack | syn_only | no_synack | refused | no_syn | simultaneous | none
   syn_us        bigint,
   synack_us     bigint,
   ack_us        bigint,

@@ -63,7 +63,7 @@ CREATE TABLE flows (
   client_port   INTEGER NOT NULL,
   server_ip     TEXT NOT NULL,
   server_port   INTEGER NOT NULL,
-  handshake     TEXT NOT NULL,       -- complete | no_ack | syn_only | refused | no_syn | simultaneous | none
+  handshake     TEXT NOT NULL,       -- complete | no_ack | syn_only | no_synack | refused | no_syn | simultaneous | none
   syn_us        INTEGER,
   synack_us     INTEGER,
   ack_us        INTEGER,

@@ -77,6 +77,10 @@ def false_statement(t, want_limit, rows, p):
     """Why the rows of flow t say something false about sender p's flight, or None."""
     for row in rows:
         lim, segs = row[p + "_iw_limit"], row[p + "_iw_segs"]
+        if row["handshake"] in ("syn_only", "refused"):  # every lab connection was answered
+            return "handshake %s: the SYN was answered" % row["handshake"]
+        if lim == "none" and t.get("segs", 1) > 0:
+            return "%s_iw_limit none: it sent data" % p
         if lim == "cwnd" and not (want_limit in ("cwnd", "lower") and segs == t["iw"]):
             return "exact IW%s (truth: %s, iw %d)" % (segs, want_limit, t["iw"])
         if lim in LOWER and segs is not None and segs > t["iw"]:

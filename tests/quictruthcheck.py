@@ -107,6 +107,8 @@ def condition_problems(truth, rows, cond):
     if not q:
         return [] if cond == "client" or cond.startswith("snap") else ["no QUIC row"]
     r, out, ff = q[0], [], truth["first_flight"]
+    if r["handshake"] == "syn_only":
+        out.append("handshake syn_only: the server answered")
     if r["server_name"] not in (None, "", truth["server_name"]):
         out.append("server_name %r" % r["server_name"])
     if r["s_iw_limit"] not in (None, "ambiguous", "amplification"):

@@ -288,6 +288,7 @@ const char *classify_handshake_name(enum handshake_kind k)
 	case HS_NO_ACK: return "no_ack";
 	case HS_COMPLETE: return "complete";
 	case HS_NO_SYN: return "no_syn";
+	case HS_NO_SYNACK: return "no_synack";
 	case HS_SIMULTANEOUS: return "simultaneous";
 	default: return "none";
 	}

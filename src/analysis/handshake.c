@@ -112,7 +112,9 @@ enum handshake_kind handshake_kind(const struct flow *f)
 	if (f->syn_us) {
 		if (f->synack_us)
 			return f->ack_us ? HS_COMPLETE : HS_NO_ACK;
-		return f->s.rst ? HS_REFUSED : HS_SYN_ONLY;
+		/* the client acknowledged something: the SYN was answered out of sight (a
+		 * capture of one direction), not unanswered */
+		return f->s.rst ? HS_REFUSED : f->c.ack_seen ? HS_NO_SYNACK : HS_SYN_ONLY;
 	}
 	if (f->synack_us)
 		return HS_NO_SYN;

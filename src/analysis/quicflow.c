@@ -320,6 +320,9 @@ void quicflow_record(const struct flow *f, struct flow_record *r)
 {
 	const struct quic_conn *q = f->quic;
 	r->transport = 17;
+	/* the client moved to Handshake or 1-RTT packets: answered, the server not in sight */
+	if (r->handshake == HS_SYN_ONLY && q && q->validated && !f->s.pkts)
+		r->handshake = HS_NO_SYNACK;
 	r->quic_version = q ? (int64_t)q->version : NULL64;
 	r->quic_retry = q ? q->retry : NULL64;
 	r->quic_vn = q ? q->vn : NULL64;
