@@ -3,8 +3,6 @@
  * eviction take the list heads in O(1). Flows are allocated in chunks, never per packet. */
 #include "flow.h"
 
-#include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,23 +23,7 @@
 #define FLOW_PREFETCH_BYTES sizeof(struct flow)
 #endif
 
-#define AHEAD_AFTER 8u     /* chunks in use before the next ones are made ready ahead */
-#define AHEAD_CHUNKS 2u    /* chunks made ready ahead at most */
-
 enum { L_CLOSED = 0, L_HALFOPEN, L_ACTIVE, L_COUNT };
-
-/* Chunks made ready ahead on a thread of their own, started when the table passes AHEAD_AFTER
- * chunks: the kernel clears a new page at its first touch, and with a million flows open that
- * was a tenth of the reading thread's time; here it runs while that thread reads on. Handed
- * over under the mutex. */
-struct ahead {
-	pthread_t thread;
-	pthread_mutex_t mu;
-	pthread_cond_t cv;
-	struct flow *ready[AHEAD_CHUNKS];
-	unsigned nready;
-	bool stop;
-};
 
 static const uint64_t list_timeout_us[L_COUNT] = { FLOW_CLOSED_US, FLOW_HALFOPEN_US, FLOW_IDLE_US };
 
@@ -67,8 +49,6 @@ struct flow_table {
 	uint32_t gone_mask;
 	uint8_t gone_turn;
 	uint32_t prefetched;    /* the bucket flow_prefetch fetched last, + 1 */
-	struct ahead *ahead;    /* chunks made ready ahead (NULL: not started, or could not be) */
-	bool ahead_failed;
 	/* the pool of nDPI states (flow_dpi_state): blocks of DPI_BLOCK, and a stack of the free */
 	struct dpi_state **dpi;
 	uint32_t dpi_blocks, dpi_used; /* blocks allocated, states ever handed out */
@@ -119,13 +99,10 @@ flow_table *flow_table_new(uint32_t cap)
 	return t;
 }
 
-static void ahead_stop(flow_table *t);
-
 void flow_table_free(flow_table *t)
 {
 	if (!t)
 		return;
-	ahead_stop(t);
 	for (uint32_t c = 0; c < t->nchunks; c++)
 		free(t->chunks[c]);
 	free(t->chunks);
@@ -363,99 +340,6 @@ static uint8_t list_for(const struct flow *f)
 	return L_ACTIVE;
 }
 
-/* A chunk of CHUNK_FLOWS flows in one 2 MiB page, not cleared (flow_insert clears each slot as
- * it is taken); with touch, every 4 KiB of it written once, so that the kernel backs it now. */
-static struct flow *chunk_alloc(bool touch)
-{
-	struct flow *c = huge_alloc((size_t)CHUNK_FLOWS * sizeof(*c), false);
-	if (c && touch)
-		for (size_t off = 0; off < (size_t)CHUNK_FLOWS * sizeof(*c); off += 4096)
-			((volatile char *)c)[off] = 0;
-	return c;
-}
-
-static void *ahead_run(void *arg)
-{
-	struct ahead *a = arg;
-	pthread_mutex_lock(&a->mu);
-	for (;;) {
-		while (!a->stop && a->nready == AHEAD_CHUNKS)
-			pthread_cond_wait(&a->cv, &a->mu);
-		if (a->stop)
-			break;
-		pthread_mutex_unlock(&a->mu);
-		struct flow *c = chunk_alloc(true);
-		pthread_mutex_lock(&a->mu);
-		if (!c)
-			break; /* out of memory: the table allocates its own, or fails as it would */
-		a->ready[a->nready++] = c;
-	}
-	pthread_mutex_unlock(&a->mu);
-	return NULL;
-}
-
-/* Starts making chunks ready ahead (once; nothing if it cannot). */
-static void ahead_start(flow_table *t)
-{
-	struct ahead *a = calloc(1, sizeof(*a));
-	t->ahead_failed = true;
-	if (!a)
-		return;
-	pthread_mutex_init(&a->mu, NULL);
-	pthread_cond_init(&a->cv, NULL);
-	/* signals (SIGINT, SIGTERM) stay with the threads that had them */
-	sigset_t all, old;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	int rc = pthread_create(&a->thread, NULL, ahead_run, a);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (rc != 0) {
-		pthread_mutex_destroy(&a->mu);
-		pthread_cond_destroy(&a->cv);
-		free(a);
-		return;
-	}
-	t->ahead = a;
-	t->ahead_failed = false;
-}
-
-static void ahead_stop(flow_table *t)
-{
-	struct ahead *a = t->ahead;
-	if (!a)
-		return;
-	pthread_mutex_lock(&a->mu);
-	a->stop = true;
-	pthread_cond_signal(&a->cv);
-	pthread_mutex_unlock(&a->mu);
-	pthread_join(a->thread, NULL);
-	for (unsigned i = 0; i < a->nready; i++)
-		free(a->ready[i]);
-	pthread_mutex_destroy(&a->mu);
-	pthread_cond_destroy(&a->cv);
-	free(a);
-	t->ahead = NULL;
-}
-
-/* The table's next chunk: one made ready ahead if there is one, else allocated here. */
-static struct flow *chunk_next(flow_table *t)
-{
-	if (!t->ahead && !t->ahead_failed && t->nchunks >= AHEAD_AFTER)
-		ahead_start(t);
-	struct ahead *a = t->ahead;
-	struct flow *c = NULL;
-	if (a) {
-		pthread_mutex_lock(&a->mu);
-		if (a->nready) {
-			c = a->ready[0];
-			memmove(a->ready, a->ready + 1, --a->nready * sizeof(*a->ready));
-		}
-		pthread_cond_signal(&a->cv);
-		pthread_mutex_unlock(&a->mu);
-	}
-	return c ? c : chunk_alloc(false);
-}
-
 struct flow *flow_insert(flow_table *t, const struct pkt *p, bool src_is_client)
 {
 	uint32_t idx = t->free_head;
@@ -469,7 +353,7 @@ struct flow *flow_insert(flow_table *t, const struct pkt *p, bool src_is_client)
 			/* one 2 MiB page of flows: touched end to end right below */
 			/* not cleared here: each slot is cleared as it is taken (below), and the loop
 			 * after this writes every slot's link anyway */
-			struct flow *chunk = chunk_next(t);
+			struct flow *chunk = huge_alloc((size_t)CHUNK_FLOWS * sizeof(*chunk), false);
 			if (!chunk)
 				return NULL;
 			t->chunks[t->nchunks++] = chunk;
