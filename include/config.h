@@ -141,36 +141,6 @@
 #define STAGE_BATCHES 16 /* batches in flight at most: the queue's memory bound (4 MiB) */
 #endif
 #define STAGE_MAX_IP 65535u /* bytes of a packet passed on for nDPI */
-/* Which thread runs nDPI for a new flow follows a model of the stage's backlog, in CPU cycles
- * estimated from the packets alone, so that the same flows go the same way every run. Work
- * handed to the stage adds to it, work the reading thread does meanwhile drains it; a new
- * flow's nDPI counts at once, as the mean so far per flow, on the side that will run it.
- * Costs measured with the cycle counter on the benchmark captures (2.6 GHz EPYC, both
- * threads running): */
-#ifndef COST_PACKET
-#define COST_PACKET 560u /* the reading thread per packet: read, decode, flow, flights, hand-over */
-#endif
-#ifndef COST_DPI
-#define COST_DPI 2000u /* an nDPI call: 2300 cycles at 29 payload bytes, */
-#endif
-#ifndef COST_DPI_BYTE
-#define COST_DPI_BYTE 7u /* plus this per payload byte: 9500 cycles at 1105 bytes */
-#endif
-#ifndef COST_ROW
-#define COST_ROW 12000u /* the stage per row: nDPI's verdict, the SQLite insert (measured
-                         * again once a bulk load's rows became plain inserts) */
-#endif
-#ifndef STAGE_BACKLOG_BUSY
-#define STAGE_BACKLOG_BUSY (4u << 20) /* above this the reading thread keeps new flows' nDPI */
-#endif
-#ifndef STAGE_LOCAL_AFTER
-#define STAGE_LOCAL_AFTER 65536u /* packets before the reading thread keeps any flow's nDPI: its
-                                  * context starts (15 ms) once the stage's has, which starts on
-                                  * the stage's thread meanwhile; a small capture never needs it */
-#endif
-#ifndef STAGE_BACKLOG_MAX
-#define STAGE_BACKLOG_MAX (16u << 20) /* the modelled backlog at most: about half a full queue */
-#endif
 
 /* Storage */
 #ifndef STORE_BATCH_ROWS

@@ -51,9 +51,6 @@ uint64_t engine_packets(const engine *e);
 /* Capture time of the newest packet (or expiry time), microseconds. */
 uint64_t engine_now(const engine *e);
 
-/* Most nDPI states alive at once in the engine's own context (a stage's share), else 0. */
-uint64_t engine_dpi_peak(const engine *e);
-
 /* Flows open now. */
 uint32_t engine_open_flows(const engine *e);
 

@@ -187,8 +187,6 @@ struct flow {
 	bool in_use : 1;
 	struct ip_addr c_addr, s_addr;
 	bool written : 1;          /* its row was written early (verdicts final before its end) */
-	bool dpi_here : 1;         /* with a stage: nDPI runs on the reading thread (set by
-	                            * stage_begin_flow, read only in stage.c) */
 	uint32_t lprev, lnext;     /* expiry list links: index + 1 */
 	uint64_t first_us, last_us;
 	uint64_t syn_us, synack_us, ack_us;
@@ -262,10 +260,9 @@ bool flow_evicted_seen(const flow_table *t, const struct pkt *p);
  * costs nothing until that many flows are open at once. */
 uint32_t flow_default_cap(void);
 
-/* nDPI's state of f when nDPI inspects it on the table's thread (without a DPI stage, or with
- * dpi_here): taken from the table's pool as nDPI starts on the flow, so a flow the DPI stage
- * inspects holds none (16 bytes less a flow; at a million open, 13% of the flows are inspected
- * on the reading thread). flow_dpi_state takes one, zeroed, if f has none (NULL without
+/* nDPI's state of f when nDPI inspects it on the table's thread (without a DPI stage: one
+ * thread, or a live worker): taken from the table's pool as nDPI starts on the flow, so a flow
+ * the DPI stage inspects holds none (16 bytes less a flow). flow_dpi_state takes one, zeroed, if f has none (NULL without
  * memory); flow_dpi_peek does not (NULL: none, i.e. all zero). flow_remove returns it to the
  * pool (free what it holds first: dpi_state_free). */
 struct dpi_state *flow_dpi_state(flow_table *t, struct flow *f);

@@ -2,7 +2,7 @@
 # thread, the default thread count, ThreadSanitizer.
 # Run by tests/run.py with tests/helpers.py's names (see run.py).
 
-# dpi_peak_states is left out: with two threads it adds the peaks of two nDPI contexts
+# dpi_peak_states is left out: it is counted in whichever nDPI context ran (the stage's with two threads)
 RUN_COUNTERS = "SELECT packets, bytes, tcp_packets, decode_errors, flows, evicted FROM runs"
 
 

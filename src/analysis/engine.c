@@ -22,7 +22,6 @@ struct engine {
 	dpi_ctx *dpi;              /* nDPI on this thread, or NULL */
 	stage *stage;              /* or nDPI and the sinks on the stage's thread (and a share of
 	                            * the flows' nDPI on this one: stage.c) */
-	uint64_t dpi_local_peak;   /* the stage's share here: its peak of nDPI states */
 	uint64_t now_us;           /* latest capture time seen (time never runs backwards here) */
 	uint64_t next_expire_us;
 	uint64_t packets, bytes, tcp_packets, quic_packets, flows_out, evicted;
@@ -40,18 +39,18 @@ struct engine {
 
 void engine_source_file(engine *e, unsigned i) { e->source_file = (uint16_t)i; }
 
-/* The nDPI context this thread runs for f: all flows without a stage; with one, the flows
- * it gave this thread when they began. NULL: the stage. */
-static dpi_ctx *flow_dpi(const engine *e, const struct flow *f)
+/* The nDPI context this thread runs: every flow's without a stage; with one, none (NULL: the
+ * stage inspects them all). */
+static dpi_ctx *here_dpi(const engine *e)
 {
-	return e->stage ? stage_local_dpi(e->stage, f) : e->dpi;
+	return e->stage ? NULL : e->dpi;
 }
 
 /* f's nDPI state on this thread (allocated beside the table as nDPI starts on it), or NULL: its
  * nDPI runs on the stage, is off, or there was no memory for it. */
 static struct dpi_state *here_state(engine *e, struct flow *f)
 {
-	return flow_dpi(e, f) ? flow_dpi_state(e->flows, f) : NULL;
+	return here_dpi(e) ? flow_dpi_state(e->flows, f) : NULL;
 }
 
 /* Whether nDPI on this thread has decided f (no state yet: it has not). */
@@ -103,7 +102,6 @@ int engine_finish(engine *e)
 {
 	if (!e->stage)
 		return e->failed ? -1 : 0;
-	e->dpi_local_peak = stage_local_peak(e->stage);
 	int rc = stage_stop(e->stage);
 	e->stage = NULL;
 	if (rc != 0)
@@ -132,7 +130,7 @@ void engine_free(engine *e)
 	engine_finish(e);
 	struct flow *f;
 	while ((f = flow_oldest(e->flows))) { /* only after a failure: drop without writing */
-		dpi_ctx *d = flow_dpi(e, f);
+		dpi_ctx *d = here_dpi(e);
 		struct dpi_state *st = flow_dpi_peek(e->flows, f);
 		if (d && st)
 			dpi_finish(d, st, NULL);
@@ -154,7 +152,7 @@ static int write_record(engine *e, struct flow *f)
 	rec.source_file = e->opts.source_files ? e->opts.source_files[f->source_file] : NULL;
 	struct dpi_state *st = flow_dpi_peek(e->flows, f), none = { 0 };
 	if (e->stage) {
-		if (stage_flow_end(e->stage, f, st, &rec) != 0)
+		if (stage_flow_end(e->stage, f, &rec) != 0)
 			e->failed = 1;
 	} else {
 		if (e->dpi)
@@ -174,7 +172,7 @@ static bool verdicts_final(const engine *e, const struct flow *f)
 	 * turn an exact verdict into a lower bound until then) */
 	return !f->written && !f->roles_guessed && f->c.ff.state == FF_CLOSED &&
 	       f->s.ff.state == FF_CLOSED && f->c.ff.f2_done && f->s.ff.f2_done &&
-	       (!flow_dpi(e, f) || here_decided(e, f));
+	       (!here_dpi(e) || here_decided(e, f));
 }
 
 /* Writes f to every sink and frees its slot. */
@@ -240,7 +238,7 @@ static struct flow *new_flow(engine *e, const struct pkt *p, bool src_is_client)
 static int inspect(engine *e, struct flow *f, const struct pkt *p)
 {
 	if (e->stage) {
-		if (stage_inspect(e->stage, f, stage_local_dpi(e->stage, f) && dpi_wants(p) ? here_state(e, f) : NULL, p) != 0) {
+		if (stage_inspect(e->stage, f, p) != 0) {
 			e->failed = 1;
 			return -1;
 		}
@@ -275,12 +273,8 @@ static int udp_datagram(engine *e, const struct pkt *p)
 		if (!f)
 			return e->failed ? -1 : 0;
 		dir = client ? 0 : 1;
-		if (e->stage)
-			stage_begin_flow(e->stage, f, e->packets);
 	}
 	e->quic_packets++;
-	if (e->stage)
-		stage_own_packet(e->stage);
 	if (p->ts_us > f->last_us)
 		f->last_us = p->ts_us;
 	quicflow_update(f, p, dir);
@@ -313,8 +307,6 @@ int engine_packet(engine *e, int dlt, const uint8_t *data, uint32_t caplen, uint
 		return 0;
 	}
 	e->tcp_packets++;
-	if (e->stage)
-		stage_own_packet(e->stage);
 	int dir = 0;
 	struct flow *f = flow_lookup(e->flows, &p, &dir);
 	if (f && (p.flags & TH_SYN) && handshake_is_reuse(f, &p, dir)) {
@@ -333,8 +325,6 @@ int engine_packet(engine *e, int dlt, const uint8_t *data, uint32_t caplen, uint
 		if (!f)
 			return e->failed ? -1 : 0;
 		dir = memcmp(&f->c_addr, &p.src, sizeof(p.src)) == 0 && f->c_port == p.sport ? 0 : 1;
-		if (e->stage)
-			stage_begin_flow(e->stage, f, e->packets);
 	}
 	if (ts_us > f->last_us)
 		f->last_us = ts_us;
@@ -420,8 +410,3 @@ uint32_t engine_open_flows(const engine *e) { return flow_count(e->flows); }
 uint64_t engine_packets(const engine *e) { return e->packets; }
 
 uint64_t engine_now(const engine *e) { return e->now_us; }
-
-uint64_t engine_dpi_peak(const engine *e)
-{
-	return e->stage ? stage_local_peak(e->stage) : e->dpi_local_peak;
-}

@@ -2,8 +2,8 @@
  * nDPI, flow records); full batches pass to this thread through a short bounded queue, so the
  * locks are taken once per batch, not per packet. Per flow the stage keeps nDPI's state by the
  * engine's flow slot: the same packets in the same order as without it, so the same verdicts.
- * While the stage has a backlog, the reading thread inspects some new flows itself; which ones
- * follows a model of that backlog (config.h), kept here on the reading thread's side. */
+ * Every flow's nDPI runs here: a model of this thread's backlog that gave the reading thread
+ * some flows did no better on the benchmark (bench/RESULTS.md, 2026-12-07). */
 #include "stage.h"
 
 #include <pthread.h>
@@ -16,8 +16,7 @@
 #include "config.h"
 #include "hugemem.h"
 
-/* MSG_ROW: a record whose nDPI fields the engine filled itself: just written. */
-enum msg_type { MSG_PACKET = 1, MSG_FINAL, MSG_ROW, MSG_TICK };
+enum msg_type { MSG_PACKET = 1, MSG_FINAL, MSG_TICK };
 
 struct msg {
 	uint32_t type, len; /* len: bytes after this header, padded to 8 */
@@ -43,8 +42,7 @@ _Static_assert(sizeof(struct msg) % 8 == 0 && offsetof(struct batch, data) % 8 =
 struct stage {
 	pthread_t thread;
 	pthread_mutex_t mu;
-	pthread_cond_t cv_full, cv_empty, cv_dpi;
-	bool dpi_settled; /* the stage's nDPI start-up is over */
+	pthread_cond_t cv_full, cv_empty;
 	struct batch *queue_head, *queue_tail, *free_list;
 	struct batch *pool;    /* STAGE_BATCHES batches in huge pages, handed out in order */
 	unsigned allocated;
@@ -53,14 +51,6 @@ struct stage {
 	/* the engine thread's */
 	struct batch *filling;
 	unsigned dpi_max;          /* payload packets per flow the stage's nDPI may see; 0: no nDPI */
-	dpi_ctx *local;            /* nDPI of the reading thread's own for a share of the flows,
-	                            * opened for the first of them (a small capture never needs it) */
-	bool local_failed;         /* ... and it could not be: the stage does all */
-	uint64_t local_peak;       /* its peak of flow states, kept when it is closed */
-	uint64_t backlog;          /* the stage's modelled backlog, cycles (config.h) */
-	uint64_t dpi_cost_sum;     /* modelled cycles of every nDPI call so far: their mean per flow
-	                            * is what a new flow is expected to cost */
-	uint64_t flows;            /* flows begun */
 	/* the stage thread's */
 	dpi_ctx *dpi;
 	struct sink *sinks;
@@ -154,118 +144,19 @@ int stage_tick(stage *s)
 	return 0;
 }
 
-/* ---- the reading thread's share of nDPI: the backlog model ------------------------------- */
+/* ---- the reading thread's side ------------------------------------------------------------ */
 
-/* Work handed to the stage, and work the reading thread does meanwhile (config.h). */
-static void stage_work(stage *s, uint64_t cycles)
+int stage_inspect(stage *s, struct flow *f, const struct pkt *p)
 {
-	s->backlog += cycles;
-	if (s->backlog > STAGE_BACKLOG_MAX)
-		s->backlog = STAGE_BACKLOG_MAX;
-}
-
-static void own_work(stage *s, uint64_t cycles)
-{
-	s->backlog = s->backlog > cycles ? s->backlog - cycles : 0;
-}
-
-static uint64_t dpi_cost(const struct pkt *p)
-{
-	return COST_DPI + (uint64_t)COST_DPI_BYTE * p->payload_cap;
-}
-
-/* Waits until the stage's nDPI has started (or failed to), so that no two nDPI start-ups run
- * at once: nDPI does not promise that they may. */
-static void dpi_wait(stage *s)
-{
-	pthread_mutex_lock(&s->mu);
-	while (!s->dpi_settled)
-		pthread_cond_wait(&s->cv_dpi, &s->mu);
-	pthread_mutex_unlock(&s->mu);
-}
-
-/* Whether the reading thread has an nDPI context, opening it when it first takes a flow
- * (false if it cannot be opened). */
-static bool local_dpi(stage *s)
-{
-	if (!s->local && !s->local_failed) {
-		dpi_wait(s); /* one nDPI start-up at a time */
-		if (!(s->local = dpi_open(s->dpi_max)))
-			s->local_failed = true;
-	}
-	return s->local != NULL;
-}
-
-/* The reading thread's nDPI, closed (its peak kept) while the stage still drains. */
-static void close_local(stage *s)
-{
-	if (!s->local)
-		return;
-	uint64_t live, inspected;
-	dpi_stats(s->local, &live, &s->local_peak, &inspected);
-	dpi_close(s->local);
-	s->local = NULL;
-}
-
-void stage_own_packet(stage *s)
-{
-	own_work(s, COST_PACKET);
-}
-
-void stage_begin_flow(stage *s, struct flow *f, uint64_t packets)
-{
-	s->flows++;
-	if (!s->dpi_max)
-		return;
-	/* while the stage has work queued, this thread inspects the new flow itself; the flow's
-	 * expected nDPI work counts at once, where it will run */
-	uint64_t expect = s->dpi_cost_sum / s->flows;
-	f->dpi_here = s->backlog > STAGE_BACKLOG_BUSY && packets > STAGE_LOCAL_AFTER && local_dpi(s);
-	if (f->dpi_here)
-		own_work(s, expect);
-	else
-		stage_work(s, expect);
-}
-
-dpi_ctx *stage_local_dpi(const stage *s, const struct flow *f)
-{
-	return f->dpi_here ? s->local : NULL;
-}
-
-int stage_inspect(stage *s, struct flow *f, struct dpi_state *here, const struct pkt *p)
-{
-	if (f->dpi_here) {
-		if (here && dpi_wants(p) && !dpi_decided(here)) {
-			dpi_packet(s->local, here, p->ip_hdr, p->ip_cap, p->ts_us);
-			s->dpi_cost_sum += dpi_cost(p);
-		}
-		return 0;
-	}
 	if (!s->dpi_max || f->dpi_sent >= s->dpi_max || !dpi_wants(p))
 		return 0;
 	f->dpi_sent++;
-	s->dpi_cost_sum += dpi_cost(p);
 	return put_packet(s, f->self, p->ip_hdr, p->ip_cap, p->ts_us);
 }
 
-int stage_flow_end(stage *s, struct flow *f, struct dpi_state *here, struct flow_record *rec)
+int stage_flow_end(stage *s, struct flow *f, struct flow_record *rec)
 {
-	if (f->dpi_here) {
-		struct dpi_state none = { 0 };
-		dpi_finish(s->local, here ? here : &none, rec);
-		stage_work(s, COST_ROW);
-		return put_record(s, MSG_ROW, 0, rec);
-	}
-	stage_work(s, COST_ROW);
 	return put_record(s, MSG_FINAL, f->self, rec);
-}
-
-uint64_t stage_local_peak(const stage *s)
-{
-	uint64_t live = 0, peak = s->local_peak, inspected = 0;
-	if (s->local)
-		dpi_stats(s->local, &live, &peak, &inspected);
-	return peak;
 }
 
 /* ---- the stage thread ---------------------------------------------------------------------- */
@@ -327,10 +218,6 @@ static void handle(stage *s, struct msg *m)
 	/* the record in place: the batch is this thread's until it is handled (messages are
 	 * 8-byte aligned, as the record is) */
 	struct flow_record *rec = (struct flow_record *)(void *)body;
-	if (m->type == MSG_ROW) {
-		to_sinks(s, rec);
-		return;
-	}
 	struct dpi_state *st = state_of(s, (uint32_t)m->key, false);
 	/* the flow's end: nDPI's fields (a guess if it never decided), written once */
 	struct dpi_state none = { 0 };
@@ -348,10 +235,6 @@ static void *run(void *arg)
 		s->dpi = NULL;
 		atomic_store(&s->failed, 1);
 	}
-	pthread_mutex_lock(&s->mu);
-	s->dpi_settled = true;
-	pthread_cond_broadcast(&s->cv_dpi);
-	pthread_mutex_unlock(&s->mu);
 	for (;;) {
 		pthread_mutex_lock(&s->mu);
 		while (!s->queue_head && !s->stopping)
@@ -397,7 +280,6 @@ stage *stage_start(dpi_ctx *dpi, struct sink *sinks, unsigned nsinks)
 	pthread_mutex_init(&s->mu, NULL);
 	pthread_cond_init(&s->cv_full, NULL);
 	pthread_cond_init(&s->cv_empty, NULL);
-	pthread_cond_init(&s->cv_dpi, NULL);
 	/* signals (SIGINT, SIGTERM) stay with the reading thread, which stops the run */
 	sigset_t all, old;
 	sigfillset(&all);
@@ -408,7 +290,6 @@ stage *stage_start(dpi_ctx *dpi, struct sink *sinks, unsigned nsinks)
 		pthread_mutex_destroy(&s->mu);
 		pthread_cond_destroy(&s->cv_full);
 		pthread_cond_destroy(&s->cv_empty);
-		pthread_cond_destroy(&s->cv_dpi);
 		free(s->pool);
 		free(s);
 		return NULL;
@@ -420,7 +301,6 @@ int stage_stop(stage *s)
 {
 	if (!s)
 		return 0;
-	close_local(s);
 	hand_over(s);
 	pthread_mutex_lock(&s->mu);
 	s->stopping = true;
@@ -438,7 +318,6 @@ int stage_stop(stage *s)
 	pthread_mutex_destroy(&s->mu);
 	pthread_cond_destroy(&s->cv_full);
 	pthread_cond_destroy(&s->cv_empty);
-	pthread_cond_destroy(&s->cv_dpi);
 	free(s);
 	return rc;
 }

@@ -468,8 +468,7 @@ static void run_ends(struct plan *p, struct run_state *rs, struct run_info *run)
 	if (p->dpi) {
 		uint64_t alive, peak, inspected;
 		dpi_stats(p->dpi, &alive, &peak, &inspected);
-		/* two contexts with a stage: the sum of their peaks bounds the flows at once */
-		run->dpi_peak_states = (int64_t)(peak + engine_dpi_peak(eng));
+		run->dpi_peak_states = (int64_t)peak; /* one context, on whichever thread */
 	} else if (p->lc && !p->cfg->no_dpi) {
 		run->dpi_peak_states = (int64_t)livecap_dpi_peak(p->lc);
 	}
