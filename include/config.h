@@ -110,8 +110,12 @@
                               * at most the round trip / 8: no hold on the way to it */
 #endif
 #ifndef QUIC_GSO_SEG_MAX
-#define QUIC_GSO_SEG_MAX 1472u /* a UDP payload over this (an Ethernet path's largest) is a GSO
-                                 * super-datagram: it counts ceil(len / this) datagrams */
+#define QUIC_GSO_SEG_MAX 1472u /* a UDP payload over this (an Ethernet path's largest) may be a
+                                 * GSO super-datagram: split where the connection's next packet
+                                 * begins, at QUIC_GSO_SEG_MIN to this */
+#endif
+#ifndef QUIC_GSO_SEG_MIN
+#define QUIC_GSO_SEG_MIN 1200u /* RFC 9000 14: no QUIC path carries smaller datagrams */
 #endif
 #ifndef DEFAULT_MSS
 #define DEFAULT_MSS 536 /* RFC 9293 3.7.1: MSS when the option is absent */

@@ -106,7 +106,7 @@ def t_quic_beside_tcp(binary, tmp):
     return "tcp rows %d, quic row %s %s" % (len(by["tcp"]), q["s_iw_limit"], q["s_iw_class"])
 
 
-def gso_merge(src, dst, frames):
+def gso_merge(src, dst, frames, jumbo=False):
     """Writes src to dst with the UDP payloads of frames (1-based numbers of consecutive
     Ethernet/IPv4/UDP frames of one sender) sent as one datagram, as a capture on a sending
     host that uses UDP GSO shows them (the stack splits it after the capture point)."""
@@ -119,6 +119,9 @@ def gso_merge(src, dst, frames):
         off += 16 + incl
     first = recs[frames[0] - 1]
     payload = b"".join(recs[n - 1][1][42:] for n in frames)
+    if jumbo:  # no packet of the connection where the second segment would begin
+        cut = len(recs[frames[0] - 1][1]) - 42
+        payload = payload[:cut] + bytes(b ^ 0x5a for b in payload[cut:cut + 32]) + payload[cut + 32:]
     eth, ip = first[1][:14], bytearray(first[1][14:34])
     udp = bytearray(first[1][34:42])
     struct.pack_into("!H", ip, 2, 20 + 8 + len(payload))
@@ -143,8 +146,10 @@ def gso_merge(src, dst, frames):
 def t_quic_gso(binary, tmp):
     """A GSO super-datagram counts as the datagrams it carries, as TSO does for TCP: Google's
     two 1200-byte datagrams of its first flight (curl-google.pcap frames 2 and 3) sent as one
-    2400-byte datagram still count 2 datagrams (ceil(2400 / 1472): never more than were sent)
-    and 2400 bytes, and the server's packets count one fewer."""
+    2400-byte datagram still count 2 datagrams (the connection's next packet, its DCID, begins
+    at byte 1200) and 2400 bytes, and the server's packets count one fewer. The same datagram
+    with nothing of the connection at any offset from 1200 to 1472 (a jumbo-frame path's one
+    large datagram) counts one: never more than were sent."""
     src = os.path.join(PCAPS, "quic", "curl-google.pcap")
     gso = os.path.join(tmp, "gso.pcap")
     gso_merge(src, gso, [2, 3])
@@ -153,7 +158,11 @@ def t_quic_gso(binary, tmp):
     eq([(x["s_iw_segs"], x["s_iw_bytes"], x["quic_s_preval"], x["s_pkts"]) for x in r],
        [(2, 2400, 2400, rows(analyse(binary, [src], tmp, ["--no-dpi"], "plain.db"),
                               "SELECT s_pkts FROM flows")[0]["s_pkts"] - 1)], "first flight in one datagram")
-    return "2400 B in one datagram: 2 datagrams"
+    jumbo = os.path.join(tmp, "jumbo.pcap")
+    gso_merge(src, jumbo, [2, 3], jumbo=True)
+    r = rows(analyse(binary, [jumbo], tmp, ["--no-dpi"], "jumbo.db"), "SELECT * FROM flows WHERE transport = 'quic'")
+    eq([(x["s_iw_segs"], x["s_iw_bytes"]) for x in r], [(1, 2400)], "one large datagram")
+    return "2400 B in one datagram: 2 datagrams; without a packet at a boundary: 1"
 
 
 @test("quic-evicted-no-second-row")

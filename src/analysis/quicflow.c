@@ -15,6 +15,10 @@
 
 struct quic_conn {
 	uint32_t version;             /* the last long header's (after version negotiation) */
+	uint8_t cid_len[2];           /* the DCID each direction's latest long header carried (what
+	                               * its short headers carry too): where a GSO super-datagram's
+	                               * next packet begins */
+	uint8_t cid[2][QUIC_CID_MAX];
 	uint8_t dcid_len;             /* the client's Initial DCID, which the keys come from */
 	uint8_t dcid[QUIC_CID_MAX];
 	bool keys;                    /* ck valid for dcid */
@@ -170,6 +174,8 @@ static enum quic_type read_packets(struct quic_conn *q, const struct pkt *p, int
 			return first;
 		}
 		q->version = h.version;
+		q->cid_len[dir] = h.dcid_len;
+		memcpy(q->cid[dir], h.dcid, h.dcid_len);
 		if (h.type == QUIC_RETRY) {
 			q->retry = true;
 			return first;
@@ -183,6 +189,35 @@ static enum quic_type read_packets(struct quic_conn *q, const struct pkt *p, int
 		pos += h.size;
 	}
 	return first;
+}
+
+/* Whether a packet of this connection's direction dir begins at off of datagram p: a short
+ * header or a long one of the connection's version, carrying the DCID that direction's long
+ * headers carried (at least 4 bytes of it: a shorter one proves nothing). */
+static bool packet_at(const struct quic_conn *q, const struct pkt *p, int dir, size_t off)
+{
+	const uint8_t *d = p->payload + off;
+	size_t n = q->cid_len[dir];
+	if (n < 4 || off + 6 + n > p->payload_cap)
+		return false;
+	if (!(d[0] & 0x80))
+		return memcmp(d + 1, q->cid[dir], n) == 0;
+	return rd_be32(d + 1) == q->version && d[5] == n && memcmp(d + 6, q->cid[dir], n) == 0;
+}
+
+/* The datagrams a UDP payload carries: one, or for a GSO super-datagram (sent as one on the
+ * host that captured it, split by its stack later) as many as segments of the size at which
+ * the connection's next packet is seen to begin (1200 to 1472 bytes: an Ethernet path's). A
+ * large datagram whose split the bytes do not show (a jumbo-frame path, a snaplen, a short
+ * connection ID) counts one: never more than were sent. */
+static uint32_t datagrams(const struct quic_conn *q, const struct pkt *p, int dir)
+{
+	if (p->payload_len <= QUIC_GSO_SEG_MAX)
+		return 1;
+	for (size_t seg = QUIC_GSO_SEG_MIN; seg <= QUIC_GSO_SEG_MAX; seg++)
+		if (packet_at(q, p, dir, seg))
+			return (p->payload_len + (uint32_t)seg - 1) / (uint32_t)seg;
+	return 1;
 }
 
 /* The first flights, in datagrams (docs/METHOD.md "QUIC"): the client's, until the server's
@@ -223,10 +258,9 @@ static void flights(struct flow *f, struct quic_conn *q, const struct pkt *p, in
 	}
 	if (mine->state == FF_OPEN) {
 		/* a GSO super-datagram (captured on the sending host before the stack split it)
-		 * counts as the datagrams it carries, each at most what an Ethernet path carries:
-		 * a count that never exceeds the datagrams sent; its last one's size is unknown */
+		 * counts as the datagrams it carries; its last one's size is unknown */
 		bool super = len > QUIC_GSO_SEG_MAX;
-		mine->segs += super ? (len + QUIC_GSO_SEG_MAX - 1) / QUIC_GSO_SEG_MAX : 1;
+		mine->segs += datagrams(q, p, dir);
 		mine->bytes += len;
 		mine->last_us = p->ts_us;
 		uint16_t l16 = super ? 0 : (uint16_t)len;
