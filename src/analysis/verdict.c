@@ -217,7 +217,7 @@ static void released_verdict(const struct side *s, const struct side *r,
 	}
 }
 
-void flight_verdict(const struct flow *f, int sender, struct ff_verdict *v)
+static void judge(const struct flow *f, int sender, struct ff_verdict *v)
 {
 	const struct side *s = sender == 0 ? &f->c : &f->s;
 	const struct side *r = sender == 0 ? &f->s : &f->c;
@@ -318,4 +318,20 @@ void flight_verdict(const struct flow *f, int sender, struct ff_verdict *v)
 			v->limit = LIMIT_AMBIGUOUS;
 	} else
 		v->limit = LIMIT_APP; /* nothing more, after R's data, or much later: S stopped */
+}
+
+void flight_verdict(const struct flow *f, int sender, struct ff_verdict *v)
+{
+	judge(f, sender, v);
+	/* a lower bound where packets shorter than a segment sat inside the flight: a sender that
+	 * counts bytes (RFC 3390's and RFC 6928's limits are in bytes) held fewer segments than
+	 * packets, so the bound is what either kind had room for, ceil(bytes / smss) */
+	const struct first_flight *ff = sender == 0 ? &f->c.ff : &f->s.ff;
+	uint16_t m = flight_smss(ff);
+	if (v->limit == LIMIT_CWND || v->limit == LIMIT_UNKNOWN || v->limit == LIMIT_NONE || !m ||
+	    ff->min_inside >= m || !v->segs)
+		return;
+	uint32_t by_bytes = (v->bytes + m - 1u) / m;
+	if (by_bytes < v->segs)
+		v->segs = by_bytes ? by_bytes : 1;
 }
