@@ -19,6 +19,11 @@
  * client's Initial, or the server port guessed where the first packet seen is the server's). */
 bool quicflow_starts(const struct pkt *p, bool *client);
 
+/* Whether p is a client's first Initial (padded, not from a QUIC server's port, and opened
+ * by the keys of its own DCID): on the addresses and ports of an evicted connection it starts
+ * a new one, as a SYN does for TCP. */
+bool quicflow_client_initial(const struct pkt *p);
+
 /* Follows datagram p of flow f, sent by the client (dir 0) or the server (1). false when the
  * connection's state could not be allocated (the datagram is counted, nothing else). */
 bool quicflow_update(struct flow *f, const struct pkt *p, int dir);

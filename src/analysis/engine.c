@@ -256,9 +256,10 @@ static int udp_datagram(engine *e, const struct pkt *p)
 {
 	int dir = 0;
 	struct flow *f = flow_lookup(e->flows, p, &dir);
-	if (!f && flow_evicted_seen(e->flows, p)) {
+	if (!f && flow_evicted_seen(e->flows, p) && !quicflow_client_initial(p)) {
 		/* an evicted connection's datagram (its later Handshake packets would otherwise
-		 * start a second row): its row is written, no second one */
+		 * start a second row): its row is written, no second one. A client's Initial starts
+		 * a new connection (a client reusing its socket), as a SYN does */
 		e->quic_packets++;
 		e->evicted_later++;
 		return 0;

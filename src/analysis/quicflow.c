@@ -51,6 +51,30 @@ static bool server_port(uint16_t port)
 	return port == 443 || port == 4433 || port == 8443 || port == 853 || port == 784;
 }
 
+bool quicflow_client_initial(const struct pkt *p)
+{
+	struct quic_hdr h;
+	struct quic_keys k;
+	if (!quic_looks_long(p->payload, p->payload_cap) ||
+	    quic_header(p->payload, p->payload_len, p->payload_cap, &h) != QUIC_OK ||
+	    h.type != QUIC_INITIAL || p->payload_len < 1200 || h.size > p->payload_cap ||
+	    (server_port(p->sport) && !server_port(p->dport)) ||
+	    !quic_initial_keys(h.version, h.dcid, h.dcid_len, false, &k))
+		return false;
+	/* a connection's first Initials open with the keys of their own DCID; its later ones
+	 * carry the server's connection ID and keep the first keys (RFC 9001 5.2): they fail */
+	uint8_t *copy = malloc(h.size);
+	if (!copy)
+		return false;
+	memcpy(copy, p->payload, h.size);
+	uint32_t pn;
+	const uint8_t *fr;
+	size_t fl;
+	bool first = quic_initial_open(copy, &h, &k, &pn, &fr, &fl) == QUIC_OK;
+	free(copy);
+	return first;
+}
+
 bool quicflow_starts(const struct pkt *p, bool *client)
 {
 	if (!quic_looks_long(p->payload, p->payload_cap))
