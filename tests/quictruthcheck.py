@@ -109,6 +109,12 @@ def condition_problems(truth, rows, cond):
     r, out, ff = q[0], [], truth["first_flight"]
     if r["handshake"] == "syn_only":
         out.append("handshake syn_only: the server answered")
+    for side, lim in (("c", r["c_iw_limit"]), ("s", r["s_iw_limit"])):
+        if lim == "none":
+            out.append("%s_iw_limit none: that side sent" % side)
+    if cond in ("server", "client") and (r["quic_c_preval"], r["quic_s_preval"], r["quic_amp_limited"]) != (None, None, None):
+        out.append("3x fields from one direction: %s %s %s" % (
+            r["quic_c_preval"], r["quic_s_preval"], r["quic_amp_limited"]))
     if r["server_name"] not in (None, "", truth["server_name"]):
         out.append("server_name %r" % r["server_name"])
     if r["s_iw_limit"] not in (None, "ambiguous", "amplification"):

@@ -25,6 +25,7 @@ struct quic_conn {
 	bool keys_retry;              /* ... the DCID that followed a Retry */
 	bool retry, vn, zero_rtt, spin;
 	bool validated;               /* the client sent a Handshake or 1-RTT packet */
+	bool answered;                /* the client moved off its first DCID: the server sent */
 	bool c_short;                 /* the client sent a 1-RTT packet */
 	bool hello_done;              /* sni and alpn final (found, or no longer looked for) */
 	bool amp_stall;               /* the server's first flight stopped at 3x, unvalidated */
@@ -208,6 +209,9 @@ static enum quic_type read_packets(struct quic_conn *q, const struct pkt *p, int
 			q->zero_rtt = true;
 		if (dir == 0 && h.type == QUIC_HANDSHAKE)
 			q->validated = true;
+		if (dir == 0 && q->dcid_len && (h.dcid_len != q->dcid_len ||
+		                                memcmp(h.dcid, q->dcid, h.dcid_len) != 0))
+			q->answered = true; /* the server's connection ID, or a Retry's */
 		if (dir == 0 && h.type == QUIC_INITIAL)
 			client_initial(q, p->payload + pos, &h);
 		pos += h.size;
@@ -345,7 +349,8 @@ void quicflow_verdict(const struct flow *f, int sender, struct ff_verdict *v)
 		 * Initial the client moved past, a client began what the server answers. One
 		 * direction only: not "sent nothing", unknown */
 		const struct side *mine = sender == 0 ? &f->c : &f->s;
-		bool shown = q && !mine->pkts && (sender == 0 ? f->s.pkts > 0 : q->validated);
+		bool shown = q && !mine->pkts &&
+		             (sender == 0 ? f->s.pkts > 0 : q->validated || q->answered);
 		v->limit = shown ? LIMIT_UNKNOWN : LIMIT_NONE;
 		return;
 	}
@@ -378,8 +383,9 @@ void quicflow_record(const struct flow *f, struct flow_record *r)
 {
 	const struct quic_conn *q = f->quic;
 	r->transport = 17;
-	/* the client moved to Handshake or 1-RTT packets: answered, the server not in sight */
-	if (r->handshake == HS_SYN_ONLY && q && q->validated && !f->s.pkts)
+	/* the client moved to Handshake or 1-RTT packets, or off its first DCID: answered, the
+	 * server not in sight */
+	if (r->handshake == HS_SYN_ONLY && q && (q->validated || q->answered) && !f->s.pkts)
 		r->handshake = HS_NO_SYNACK;
 	r->quic_version = q ? (int64_t)q->version : NULL64;
 	r->quic_retry = q ? q->retry : NULL64;

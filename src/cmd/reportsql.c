@@ -3,8 +3,11 @@
  * through the copies of a row not merged yet (schema/clickhouse.sql), countIf and
  * uniqExact for FILTER and count(DISTINCT), intDiv where SQLite divides integers, LIMIT 1
  * BY for row_number() = 1, a subquery around a UNION ALL to order it, NULLS FIRST where
- * SQLite's ascending order puts NULL first (ClickHouse puts it last); the views (server_iw,
- * iw_classes ...) exist in ClickHouse with the same columns and read FINAL themselves. */
+ * SQLite's ascending order puts NULL first (ClickHouse puts it last), floor(x * 10^n + 0.5) /
+ * 10^n for round(x, n) of a share or ratio (never negative), as SQLite rounds a tie away from
+ * zero where ClickHouse's round() goes to the even digit (1 of 16: 6.3, not 6.2); the views
+ * (server_iw, iw_classes ...) exist in ClickHouse with the same columns and read FINAL
+ * themselves. */
 #include "reportsql.h"
 
 #include <string.h>
@@ -33,7 +36,7 @@ static const struct report_section summary_sections[] = {
 	  "round(100.0 * count(*) / (SELECT count(*) FROM flows), 1) AS pct "
 	  "FROM flows GROUP BY handshake ORDER BY flows DESC, handshake",
 	  "SELECT handshake, count() AS flows, "
-	  "round(100.0 * count() / (SELECT count() FROM flows FINAL), 1) AS pct "
+	  "floor(1000.0 * count() / (SELECT count() FROM flows FINAL) + 0.5) / 10 AS pct "
 	  "FROM flows FINAL GROUP BY handshake ORDER BY flows DESC, handshake" } },
 	{ "rwnd_classes", "Receiver classes (SYN window)", DEFAULT_ROWS, {
 	  "SELECT side, rwnd_class, flows FROM rwnd_classes ORDER BY side, flows DESC, rwnd_class",
@@ -212,7 +215,7 @@ static const struct report_section transport_sections[] = {
 	  "toString((intDiv(quic_version, 256) % 256 - 48) * 10 + quic_version % 256 - 48)), NULL) "
 	  "AS name, alpn, count() AS flows, sum(quic_retry) AS retry, sum(quic_vn) AS vn, "
 	  "sum(quic_0rtt) AS zero_rtt, sum(quic_amp_limited) AS amp_limited, "
-	  "round(avg(1.0 * quic_s_preval / nullIf(quic_c_preval, 0)), 2) AS amp_ratio "
+	  "floor(100 * avg(1.0 * quic_s_preval / nullIf(quic_c_preval, 0)) + 0.5) / 100 AS amp_ratio "
 	  "FROM flows FINAL WHERE transport = 'quic' GROUP BY quic_version, name, alpn "
 	  "ORDER BY flows DESC, quic_version NULLS FIRST, alpn NULLS FIRST" } },
 	{ "quic_amplification", "QUIC servers past the 3x limit (RFC 9000 8.1)", DEFAULT_ROWS, {
@@ -221,7 +224,7 @@ static const struct report_section transport_sections[] = {
 	  "WHERE transport = 'quic' AND quic_s_preval > 3 * quic_c_preval "
 	  "ORDER BY 6 DESC, 1, 2",
 	  "SELECT server_ip, server_port, server_name, quic_c_preval, quic_s_preval, "
-	  "round(1.0 * quic_s_preval / nullIf(quic_c_preval, 0), 2) AS amp_ratio FROM flows FINAL "
+	  "floor(100.0 * quic_s_preval / nullIf(quic_c_preval, 0) + 0.5) / 100 AS amp_ratio FROM flows FINAL "
 	  "WHERE transport = 'quic' AND quic_s_preval > 3 * quic_c_preval "
 	  "ORDER BY amp_ratio DESC, server_ip, server_port" } },
 };
