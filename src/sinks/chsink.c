@@ -120,11 +120,17 @@ static int delete_runs(outbox *ob, chdb *db, const char *probe, const struct ids
 	}
 	for (int waited_ms = 0; running && waited_ms < CH_MUTATION_WAIT_S * 1000; waited_ms += 100) {
 		if (query_int(db, "SELECT count() FROM system.mutations WHERE "
-		              "database = currentDatabase() AND NOT is_done", &running) != 0)
+		              "database = currentDatabase() AND table IN ('flows', 'run_decode', "
+		              "'runs') AND NOT is_done", &running) != 0)
 			goto fail;
 		if (running)
 			nanosleep(&(struct timespec){ 0, 100000000L }, NULL);
 	}
+	if (running) /* the new run is written all the same; say what a report may see */
+		fprintf(stderr, "iwscope: %s: deleting run %s is still running after %d s; until it "
+		        "ends, a report counts its rows too
+", outbox_shown(ob), ids->list,
+		        CH_MUTATION_WAIT_S);
 	return 0;
 fail:
 	outbox_fail(ob, "%s", ch_error(db));
