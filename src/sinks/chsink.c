@@ -128,8 +128,7 @@ static int delete_runs(outbox *ob, chdb *db, const char *probe, const struct ids
 	}
 	if (running) /* the new run is written all the same; say what a report may see */
 		fprintf(stderr, "iwscope: %s: deleting run %s is still running after %d s; until it "
-		        "ends, a report counts its rows too
-", outbox_shown(ob), ids->list,
+		        "ends, a report counts its rows too\n", outbox_shown(ob), ids->list,
 		        CH_MUTATION_WAIT_S);
 	return 0;
 fail:
