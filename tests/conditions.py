@@ -34,14 +34,14 @@ CONDITIONS = ("server", "client", "snap68", "snap54", "twofiles")
 LOWER = ("app", "nagle", "ambiguous", "rwnd")
 
 
-def derive(pcap, cond, port, d):
-    """The input files of pcap under cond, made in directory d."""
+def derive(pcap, cond, port, d, proto="tcp"):
+    """The input files of pcap under cond, made in directory d (proto: tcp, or udp for QUIC)."""
     base = os.path.join(d, os.path.basename(pcap))
 
     def direction(which):
         out = "%s.%s" % (base, which)
         if not os.path.exists(out):
-            expr = "tcp src port %d" % port if which == "server" else "tcp dst port %d" % port
+            expr = "%s %s port %d" % (proto, "src" if which == "server" else "dst", port)
             subprocess.run(["tcpdump", "-r", pcap, "-w", out, expr], check=True,
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         return out

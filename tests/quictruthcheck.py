@@ -18,16 +18,21 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import conditions  # noqa: E402  the capture conditions, made as for TCP
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TRUTH = os.path.join(ROOT, "tests", "pcaps", "quictruth")
 VANTAGES = ("client", "mid", "server")
 
 
-def analyse(binary, pcap):
-    """iwscope's QUIC rows of one capture."""
+def analyse_many(binary, inputs):
+    """iwscope's rows of the inputs read as one capture."""
     with tempfile.TemporaryDirectory() as d:
         db = os.path.join(d, "q.db")
-        cmd = [binary, "-q", "--no-dpi", "-r", pcap, "-o", db]
+        cmd = [binary, "-q", "--no-dpi", "-o", db]
+        for i in inputs:
+            cmd += ["-r", i]
         r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         if r.returncode != 0:
             raise RuntimeError("%s exited %d: %s" % (" ".join(cmd), r.returncode, r.stderr))
@@ -36,6 +41,11 @@ def analyse(binary, pcap):
         rows = [dict(x) for x in con.execute("SELECT * FROM flows")]
         con.close()
         return rows
+
+
+def analyse(binary, pcap):
+    """iwscope's QUIC rows of one capture."""
+    return analyse_many(binary, [pcap])
 
 
 def problems(truth, rows):
@@ -66,31 +76,7 @@ def problems(truth, rows):
     return out
 
 
-CONDITIONS = ("server", "client", "snap68", "snap54", "twofiles")
-
-
-def derive(pcap, cond, port, d):
-    """The input files of pcap under cond (as tests/conditions.py makes them for TCP): one
-    direction (a span port, an asymmetric path), headers cut to 68 or 54 bytes, or the two
-    directions as two files (a tap's two ports)."""
-    base = os.path.join(d, os.path.basename(pcap))
-
-    def direction(which):
-        out = "%s.%s" % (base, which)
-        if not os.path.exists(out):
-            expr = "udp src port %d" % port if which == "server" else "udp dst port %d" % port
-            subprocess.run(["tcpdump", "-r", pcap, "-w", out, expr], check=True,
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        return out
-
-    if cond in ("server", "client"):
-        return [direction(cond)]
-    if cond == "twofiles":
-        return [direction("server"), direction("client")]
-    out = "%s.%s" % (base, cond)
-    subprocess.run(["editcap", "-s", cond[4:], pcap, out], check=True,
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    return [out]
+CONDITIONS = conditions.CONDITIONS
 
 
 def condition_problems(truth, rows, cond):
@@ -139,25 +125,9 @@ def check_conditions(binary, scenario="*", truth_dir=TRUTH):
             for vantage in VANTAGES:
                 pcap = os.path.join(truth_dir, "%s.%s.pcap" % (truth["scenario"], vantage))
                 for cond in CONDITIONS:
-                    rows = analyse_many(binary, derive(pcap, cond, truth["server_port"], d))
+                    rows = analyse_many(binary, conditions.derive(pcap, cond, truth["server_port"], d, "udp"))
                     bad = condition_problems(truth, rows, cond)
                     yield "%s/%s/%s" % (truth["scenario"], vantage, cond), not bad, "; ".join(bad)
-
-
-def analyse_many(binary, inputs):
-    with tempfile.TemporaryDirectory() as d:
-        db = os.path.join(d, "q.db")
-        cmd = [binary, "-q", "--no-dpi", "-o", db]
-        for i in inputs:
-            cmd += ["-r", i]
-        r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        if r.returncode != 0:
-            raise RuntimeError("%s exited %d: %s" % (" ".join(cmd), r.returncode, r.stderr))
-        con = sqlite3.connect(db)
-        con.row_factory = sqlite3.Row
-        rows = [dict(x) for x in con.execute("SELECT * FROM flows")]
-        con.close()
-        return rows
 
 
 def summary(truth, rows):
