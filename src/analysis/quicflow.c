@@ -52,26 +52,46 @@ static bool server_port(uint16_t port)
 	return port == 443 || port == 4433 || port == 8443 || port == 853 || port == 784;
 }
 
+/* A copy of the Initial packet at pkt (h parsed) opened with k, its plaintext frames at
+ * [*frames, *frames + *len); NULL when it does not open (or no memory). The caller frees it. */
+static uint8_t *opened_copy(const uint8_t *pkt, const struct quic_hdr *h, const struct quic_keys *k,
+                            const uint8_t **frames, size_t *len)
+{
+	uint8_t *copy = malloc(h->size);
+	uint32_t pn;
+	if (copy) {
+		memcpy(copy, pkt, h->size);
+		if (quic_initial_open(copy, h, k, &pn, frames, len) == QUIC_OK)
+			return copy;
+	}
+	free(copy);
+	return NULL;
+}
+
+/* A client's first Initial fills a datagram of at least 1200 bytes (RFC 9000 14.1), but servers
+ * pad theirs too: one sent from a port QUIC serves on (HTTP/3, DNS over QUIC) to another port
+ * is a server's. */
+static bool padded_client_initial(const struct pkt *p, const struct quic_hdr *h)
+{
+	return h->type == QUIC_INITIAL && p->payload_len >= 1200 &&
+	       !(server_port(p->sport) && !server_port(p->dport));
+}
+
 bool quicflow_client_initial(const struct pkt *p)
 {
 	struct quic_hdr h;
 	struct quic_keys k;
 	if (!quic_looks_long(p->payload, p->payload_cap) ||
 	    quic_header(p->payload, p->payload_len, p->payload_cap, &h) != QUIC_OK ||
-	    h.type != QUIC_INITIAL || p->payload_len < 1200 || h.size > p->payload_cap ||
-	    (server_port(p->sport) && !server_port(p->dport)) ||
+	    !padded_client_initial(p, &h) || h.size > p->payload_cap ||
 	    !quic_initial_keys(h.version, h.dcid, h.dcid_len, false, &k))
 		return false;
 	/* a connection's first Initials open with the keys of their own DCID; its later ones
 	 * carry the server's connection ID and keep the first keys (RFC 9001 5.2): they fail */
-	uint8_t *copy = malloc(h.size);
-	if (!copy)
-		return false;
-	memcpy(copy, p->payload, h.size);
-	uint32_t pn;
 	const uint8_t *fr;
 	size_t fl;
-	bool first = quic_initial_open(copy, &h, &k, &pn, &fr, &fl) == QUIC_OK;
+	uint8_t *copy = opened_copy(p->payload, &h, &k, &fr, &fl);
+	bool first = copy != NULL;
 	free(copy);
 	return first;
 }
@@ -84,12 +104,9 @@ bool quicflow_starts(const struct pkt *p, bool *client)
 	enum quic_parse r = quic_header(p->payload, p->payload_len, p->payload_cap, &h);
 	if (r != QUIC_OK && r != QUIC_CUT) /* cut: the snaplen; the type is known */
 		return false;
-	/* a client's first Initial fills a datagram of at least 1200 bytes (RFC 9000 14.1), but
-	 * servers pad theirs too: one sent from a port QUIC serves on (HTTP/3, DNS over QUIC) to
-	 * another port is a server's; otherwise the port says which side serves (443 first, else
+	/* a padded client Initial; otherwise the port says which side serves (443 first, else
 	 * the lower one) */
-	if (h.type == QUIC_INITIAL && p->payload_len >= 1200 &&
-	    !(server_port(p->sport) && !server_port(p->dport)))
+	if (padded_client_initial(p, &h))
 		*client = true;
 	else if (p->dport == 443 || p->sport == 443)
 		*client = p->dport == 443;
@@ -154,14 +171,10 @@ static void client_initial(struct quic_conn *q, const uint8_t *pkt, const struct
 			return;
 		}
 	}
-	uint8_t *copy = malloc(h->size);
-	if (!copy)
-		return;
-	memcpy(copy, pkt, h->size);
-	uint32_t pn;
 	const uint8_t *fr;
 	size_t fl;
-	if (quic_initial_open(copy, h, &q->ck, &pn, &fr, &fl) == QUIC_OK) {
+	uint8_t *copy = opened_copy(pkt, h, &q->ck, &fr, &fl);
+	if (copy) {
 		struct quic_frames f;
 		quic_read_frames(fr, fl, &f, on_crypto, q);
 		size_t have = hello_have(q);
