@@ -230,7 +230,10 @@ static struct link_filter *link_filter(capture_file *cf, int dlt, char *err, siz
 static bool gzipped(const char *path)
 {
 	unsigned char m[2];
-	FILE *f = strcmp(path, "-") ? fopen(path, "rb") : NULL;
+	struct stat st; /* a FIFO is not opened again: it would wait for another writer */
+	if (!strcmp(path, "-") || stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+		return false;
+	FILE *f = fopen(path, "rb");
 	bool gz = f && fread(m, 1, 2, f) == 2 && m[0] == 0x1f && m[1] == 0x8b;
 	if (f)
 		fclose(f);

@@ -148,10 +148,14 @@ static int mr_close(void *cookie)
 
 FILE *fileread_open(const char *path, fileread **out)
 {
+	/* a FIFO is not opened here: opening and closing it would let its writer in and then
+	 * leave it writing into a pipe with no reader (EPIPE) before the caller opens it again */
+	struct stat st;
+	if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+		return NULL;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return NULL;
-	struct stat st;
 	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size == 0) {
 		close(fd);
 		return NULL;
