@@ -756,6 +756,29 @@ static void timing_under_1ms(void)
 	}
 }
 
+/* A busy host stretched the handshake past 1 ms (the client's ACK came 1.5 ms after the
+ * SYN-ACK) while the data goes round in 40 us: the round trip the flight shows is what timing
+ * is judged against. A super-packet of 8, the client's ACK, then the other 8 that the sender's
+ * own scheduling held 869 us (the truth lab's veth pair with TSO, IW16): no exact IW8. */
+static void timing_under_1ms_by_data(void)
+{
+	struct conn c;
+	handshake(&c, false, 20, 1500);
+	data(&c, 0, 1600, 100, 0);
+	data(&c, 1, 1700, 8 * 1460, 0);
+	ack(&c, 0, 1740);
+	data(&c, 1, 1700 + 869, 8 * 1460, 0);
+	ack(&c, 0, 2600);
+	VERDICT(c, 1, LIMIT_AMBIGUOUS, 8, FF_END_TIMING, FF_NEXT_ACK);
+	/* the same at a real millisecond round trip: released by the ACK, IW8 */
+	handshake(&c, false, 20, 1500);
+	data(&c, 0, 1600, 100, 0);
+	data(&c, 1, 1700, 8 * 1460, 0);
+	ack(&c, 0, 3200);
+	data(&c, 1, 3220, 8 * 1460, 0);
+	VERDICT(c, 1, LIMIT_CWND, 8, FF_END_TIMING, FF_NEXT_ACK);
+}
+
 /* One direction (an asymmetric route: only the server's packets, from its SYN-ACK on): n1
  * segments of len echoing the request's TSval (100050), then n2 at t2 echoing echo2 with the
  * ACK field moved by acked bytes (0: the client sent nothing new, the echo came from a pure
@@ -958,6 +981,7 @@ void test_flight(void)
 {
 	rule1_receiver_side();
 	rule2_receiver_side();
+	timing_under_1ms_by_data();
 	nagle_header_then_body();
 	timer_send_is_not_in_flight();
 	timer_floor();

@@ -17,6 +17,22 @@ static bool hold_possible(const struct flow *f, int sender)
 	return leg < 0 || rtt <= 0 || leg * FLIGHT_NEAR_S_DIV > rtt;
 }
 
+/* The round trip the flight itself shows: S's leg of the handshake and R's, R's being the
+ * shorter of its handshake leg and the time from the flight's first packet to its first ACK at
+ * the vantage point. A busy host can stretch one handshake packet past a millisecond while its
+ * data goes round in microseconds (the truth lab's veth pair read IW8 for IW16 so); -1 unknown. */
+static int64_t data_rtt(const struct flow *f, int sender)
+{
+	const struct first_flight *ff = sender == 0 ? &f->c.ff : &f->s.ff;
+	int64_t rtt = flight_rtt(f);
+	int64_t s_leg = flight_rtt_leg(f, sender == 1 ? 1 : 0);
+	int64_t r_leg = flight_rtt_leg(f, sender == 1 ? 0 : 1);
+	if (rtt < 0 || !ff->a1_seen || ff->a1_us < ff->first_us)
+		return rtt;
+	int64_t r_data = (int64_t)(ff->a1_us - ff->first_us);
+	return r_data < r_leg ? s_leg + r_data : rtt;
+}
+
 /* R's advertised window in bytes before S's data; false when unknown (docs/METHOD.md: never
  * call a flight rwnd-limited on a guessed window). */
 static bool receiver_window(const struct first_flight *ff, const struct side *r,
@@ -262,7 +278,7 @@ static void judge(const struct flow *f, int sender, struct ff_verdict *v)
 	}
 	/* a pause that a held tail may have made, or timing at a round trip the sending host's
 	 * own scheduling can exceed: the end is not shown; what came before it is a lower bound */
-	int64_t rtt = flight_rtt(f);
+	int64_t rtt = data_rtt(f, sender);
 	bool sub_ms = ff->rule == RULE_TIMING && rtt >= 0 && rtt < FLIGHT_TIMING_MIN_RTT_US;
 	if (sub_ms && ff->a1_seen && ff->a1_segs < ff->segs) {
 		/* what came before A1 passed here no ACK had released; the rest timing cannot place */
