@@ -42,6 +42,10 @@ uint64_t fileread_size(const fileread *m);
  * or reading failed. (For readers of other formats: pcapng.c.) */
 const uint8_t *fileread_bytes(fileread *m, uint64_t off, size_t n);
 
+/* Whether the regular file at path begins with gzip's magic (1f 8b): a capture someone
+ * compressed; false for "-" and for a FIFO, which is never opened a second time. */
+bool fileread_gzipped(const char *path);
+
 /* A 32- or 16-bit field of a capture file's header or block at p, in the file's byte order
  * (swapped: the other order from this machine's); the readers of pcap and pcapng share them. */
 static inline uint32_t fileread_u32(const uint8_t *p, bool swapped)

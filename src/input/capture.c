@@ -226,20 +226,6 @@ static struct link_filter *link_filter(capture_file *cf, int dlt, char *err, siz
 	return lf;
 }
 
-/* Whether the file at path begins with gzip's magic (1f 8b): a capture someone compressed. */
-static bool gzipped(const char *path)
-{
-	unsigned char m[2];
-	struct stat st; /* a FIFO is not opened again: it would wait for another writer */
-	if (!strcmp(path, "-") || stat(path, &st) != 0 || !S_ISREG(st.st_mode))
-		return false;
-	FILE *f = fopen(path, "rb");
-	bool gz = f && fread(m, 1, 2, f) == 2 && m[0] == 0x1f && m[1] == 0x8b;
-	if (f)
-		fclose(f);
-	return gz;
-}
-
 capture_file *capture_file_open(const char *path, const char *filter, int *filter_error,
                                 char *why, size_t whylen)
 {
@@ -288,7 +274,7 @@ capture_file *capture_file_open(const char *path, const char *filter, int *filte
 	} else {
 		cf->pc = pcap_fopen_offline_with_tstamp_precision(f, PCAP_TSTAMP_PRECISION_MICRO, errbuf);
 		if (!cf->pc) {
-			if (gzipped(path))
+			if (fileread_gzipped(path))
 				REFUSE("gzip-compressed (read it with: zcat %s | iwscope -r -)", path);
 			else
 				REFUSE("%s", errbuf);

@@ -284,3 +284,16 @@ int fileread_next(fileread *m, struct capture_rec *r)
 	}
 	return 1;
 }
+
+/* a FIFO is not opened again: it would wait for another writer */
+bool fileread_gzipped(const char *path)
+{
+	unsigned char m[2];
+	struct stat st;
+	FILE *f = strcmp(path, "-") && stat(path, &st) == 0 && S_ISREG(st.st_mode) ? fopen(path, "rb")
+	                                                                            : NULL;
+	bool gz = f && fread(m, 1, 2, f) == 2 && m[0] == 0x1f && m[1] == 0x8b;
+	if (f)
+		fclose(f);
+	return gz;
+}
