@@ -488,6 +488,46 @@ static void tfo(void)
 	CHECK_EQ_INT(v.bytes, 120);
 }
 
+/* TFO next to the client: the server's 10 segments, sent on the SYN, echo the SYN's TSval and
+ * pass after the client's handshake ACK; the client's first ACK of them carries the TSval of
+ * that handshake ACK (one clock tick). What echoes it was sent after the server processed one
+ * of them: the flight is 10 by TSecr, not a fall-back to timing. */
+static void tfo_client_side(void)
+{
+	struct conn c;
+	memset(&c, 0, sizeof(c));
+	c.ts = true;
+	c.nxt[0] = 1000;
+	c.nxt[1] = 900000;
+	c.win[0] = c.win[1] = 64240;
+	struct pkt p = base(&c, 0, 0, TH_SYN);
+	p.seq = c.nxt[0];
+	p.payload_len = 120;
+	p.opt.present |= OPT_MSS | OPT_TFO;
+	p.opt.mss = 1460;
+	p.opt.tsecr = 0;
+	c.nxt[0] += 1 + 120;
+	feed(&c, &p, 0);
+	uint32_t syn_tsval = p.opt.tsval;
+	p = base(&c, 1, 60 * MS, TH_SYN | TH_ACK);
+	p.seq = c.nxt[1]++;
+	p.ack = c.nxt[0];
+	p.opt.present |= OPT_MSS;
+	p.opt.mss = 1460;
+	feed(&c, &p, 1);
+	ack(&c, 0, 60 * MS + 70); /* the handshake's ACK */
+	for (int i = 0; i < 10; i++) {
+		data(&c, 1, 60 * MS + 800 + (uint64_t)i * 10, 1448, syn_tsval);
+		ack(&c, 0, 60 * MS + 805 + (uint64_t)i * 10);
+	}
+	for (int i = 0; i < 20; i++)
+		data(&c, 1, 121 * MS + (uint64_t)i * 10, 1448, 0);
+	VERDICT(c, 1, LIMIT_CWND, 10, FF_END_TSECR, FF_NEXT_ACK);
+	struct ff_verdict v;
+	flight_verdict(&c.f, 1, &v);
+	CHECK_EQ_INT(v.rule, RULE_TSECR);
+}
+
 /* The handshake tracker: retransmitted SYNs are counted, a new ISN on the tuple is reuse. */
 static void handshake_cases(void)
 {
@@ -996,6 +1036,7 @@ void test_flight(void)
 	loss_retransmission();
 	super_packets();
 	tfo();
+	tfo_client_side();
 	handshake_cases();
 	verdict_fields();
 	force_timing();
