@@ -2,18 +2,27 @@
 """iwscope test suite: runs every test against the release build and (where marked) the
 ASan+UBSan build, prints PASS / FAIL / SKIP per test and ends with `N passed, N failed`.
 
-    python3 tests/run.py [-k SUBSTRING]... [-v] [--list]
+    python3 tests/run.py [-k SUBSTRING]... [-v] [--list] [--jobs N]
 
 -k selects the tests whose name holds SUBSTRING; given more than once, those that hold any.
+--jobs N runs N tests side by side (default: 2 where the process may use two CPUs, else 1).
 
 The tests are in tests/area_*.py, one file per area, run in the order of the file names. Each
 registers its tests with @test and uses tests/helpers.py's names (run, rows, analyse, eq, Skip,
 tmux, chromium, pg_database, ...) without importing them: each file is run in a namespace of its
 own that starts as a copy of helpers.py's, so a name one area file defines is its own; what two
 areas share lives in helpers.py.
+
+Side by side: each job is a process forked after the areas are loaded, which asks this one for
+its next test and reports how it went. The tests of an area in BUNDLED run in one job, in
+order (they share a server the job starts, or a pool their first test starts). The tests that
+time the machine (a live capture, a replay, a delay line, a signal in the middle of a run:
+ALONE) run last, one at a time, with nothing beside them.
 """
 import glob
+import json
 import os
+import select
 import shutil
 import signal
 import sys
@@ -25,15 +34,136 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import helpers  # noqa: E402
 
+# areas whose tests share one job: the suite's PostgreSQL server, its ClickHouse cluster, a
+# tmux server, the golden lines' pool of runs
+BUNDLED = ("area_pg", "area_ch", "area_ui", "area_golden")
+# what the machine's timing decides: live capture, replay, the truth labs' delay lines, SIGINT
+ALONE = ("live", "replay", "sigint", "pipe-that-stays-open")
 
 
 def load_areas():
     """Runs every tests/area_*.py, each in a fresh namespace seeded with helpers.py's names;
-    returns helpers.TESTS, (name, fn, binary) in order."""
+    returns (name, fn, binary, area) in order."""
+    out = []
     for path in sorted(glob.glob(os.path.join(HERE, "area_*.py"))):
-        area = dict(vars(helpers), __name__=os.path.basename(path)[:-3], __file__=path)
+        area_name = os.path.basename(path)[:-3]
+        n = len(helpers.TESTS)
+        area = dict(vars(helpers), __name__=area_name, __file__=path)
         exec(compile(open(path).read(), path, "exec"), area)
-    return helpers.TESTS
+        out += [t + (area_name,) for t in helpers.TESTS[n:]]
+    return out
+
+
+def run_one(name, fn, binary, verbose):
+    """Runs one test in a directory of its own: (status, seconds, text to print)."""
+    tmp = tempfile.mkdtemp(prefix="iwscope-test-")
+    start = time.time()
+    try:
+        note = fn(binary, tmp)
+        return "PASS", time.time() - start, "  " + note if note else ""
+    except helpers.Skip as e:
+        return "SKIP", time.time() - start, str(e)
+    except Exception as e:  # noqa: BLE001 - every failure is reported the same way
+        msg = str(e) if isinstance(e, AssertionError) and not verbose else traceback.format_exc()
+        lines = msg.splitlines()[:40 if not verbose else 400]
+        return "FAIL", time.time() - start, "".join("\n     " + line for line in lines)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+class Tally:
+    def __init__(self):
+        self.n = {"PASS": 0, "FAIL": 0, "SKIP": 0}
+
+    def show(self, name, status, secs, text):
+        self.n[status] += 1
+        if status == "SKIP":
+            print("SKIP %-48s %s" % (name, text))
+        else:
+            print("%s %-48s %5.1fs%s" % (status, name, secs, text))
+        sys.stdout.flush()
+
+
+def units_of(tests):
+    """The side-by-side part as units a job takes whole (a BUNDLED area's tests, or one test),
+    and the ALONE tests: lists of indices into tests."""
+    units, alone, bundles = [], [], {}
+    for i, (name, _, _, area) in enumerate(tests):
+        if any(a in name for a in ALONE):
+            alone.append(i)
+        elif area in BUNDLED:
+            if area not in bundles:
+                bundles[area] = []
+                units.append(bundles[area])
+            bundles[area].append(i)
+        else:
+            units.append([i])
+    return units, alone
+
+
+def job(tests, verbose, ask, answer):
+    """A forked job: asks for a unit (an index into units, or -1 to stop) and reports each test
+    of it as one JSON line."""
+    units, _ = units_of(tests)
+    r, w = os.fdopen(answer, "r"), os.fdopen(ask, "w")
+    w.write("ready\n")
+    w.flush()
+    for line in r:
+        u = int(line)
+        if u < 0:
+            break
+        for i in units[u]:
+            name, fn, binary, _ = tests[i]
+            status, secs, text = run_one(name, fn, binary, verbose)
+            w.write(json.dumps([i, status, secs, text]) + "\n")
+            w.flush()
+        w.write("ready\n")
+        w.flush()
+    w.close()
+    sys.exit(0)  # the servers this job started stop (atexit)
+
+
+def side_by_side(tests, jobs, verbose, tally):
+    units, _ = units_of(tests)
+    workers = {}  # fd it reports on -> (pid, file it reads its units from, read buffer)
+    for _ in range(min(jobs, len(units))):
+        ask_r, ask_w = os.pipe()
+        ans_r, ans_w = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.close(ask_r)
+            os.close(ans_w)
+            for fd, _w in workers.items():
+                os.close(fd)
+                _w[1].close()
+            job(tests, verbose, ask_w, ans_r)
+        os.close(ask_w)
+        os.close(ans_r)
+        workers[ask_r] = (pid, os.fdopen(ans_w, "w"), b"")
+    nxt = 0
+    while workers:
+        ready, _, _ = select.select(list(workers), [], [])
+        for fd in ready:
+            pid, tell, buf = workers[fd]
+            data = os.read(fd, 65536)
+            if not data:  # the job ended (or died: its tests were not reported)
+                os.waitpid(pid, 0)
+                tell.close()
+                os.close(fd)
+                del workers[fd]
+                continue
+            buf += data
+            while b"\n" in buf:
+                line, buf = buf.split(b"\n", 1)
+                if line == b"ready":
+                    tell.write("%d\n" % (nxt if nxt < len(units) else -1))
+                    tell.flush()
+                    nxt += 1
+                else:
+                    i, status, secs, text = json.loads(line)
+                    tally.show(tests[i][0], status, secs, text)
+            workers[fd] = (pid, tell, buf)
+    return sum(len(u) for u in units)
 
 
 def main():
@@ -44,39 +174,44 @@ def main():
     signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGQUIT, lambda *_: sys.exit(131))
     args = sys.argv[1:]
+    # what tshark read, shared by the jobs (tests/tshark_check.py reads it at import)
+    shared_tmp = tempfile.mkdtemp(prefix="iwscope-tests-")
+    os.environ["IWSCOPE_TSHARK_CACHE"] = shared_tmp
+    try:
+        return run_all(args)
+    finally:
+        shutil.rmtree(shared_tmp, ignore_errors=True)
+
+
+def run_all(args):
     pats = [args[i + 1] for i, a in enumerate(args[:-1]) if a == "-k"]
     tests = [t for t in load_areas() if not pats or any(p in t[0] for p in pats)]
-    helpers.SELECTED[:] = [name for name, _, _ in tests]
+    helpers.SELECTED[:] = [t[0] for t in tests]
     if "--list" in args:
-        for name, _, _ in tests:
-            print(name)
+        for t in tests:
+            print(t[0])
         print("%d tests" % len(tests))
         return 0
     verbose = "-v" in args
-    passed = failed = skipped = 0
+    jobs = int(args[args.index("--jobs") + 1]) if "--jobs" in args[:-1] else \
+        min(2, len(os.sched_getaffinity(0)))
+    tally = Tally()
     t0 = time.time()
-    for name, fn, binary in tests:
-        tmp = tempfile.mkdtemp(prefix="iwscope-test-")
-        start = time.time()
-        try:
-            note = fn(binary, tmp)
-            passed += 1
-            print("PASS %-48s %5.1fs%s" % (name, time.time() - start, "  " + note if note else ""))
-        except helpers.Skip as e:
-            skipped += 1
-            print("SKIP %-48s %s" % (name, e))
-        except Exception as e:  # noqa: BLE001 - every failure is reported the same way
-            failed += 1
-            print("FAIL %-48s %5.1fs" % (name, time.time() - start))
-            msg = str(e) if isinstance(e, AssertionError) and not verbose else traceback.format_exc()
-            for line in msg.splitlines()[:40 if not verbose else 400]:
-                print("     " + line)
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
-        sys.stdout.flush()
-    print("%d skipped, %.0fs" % (skipped, time.time() - t0))
-    print("%d passed, %d failed" % (passed, failed))
-    return 1 if failed else 0
+    units, alone = units_of(tests)
+    if jobs > 1:
+        done = side_by_side(tests, jobs, verbose, tally)
+        lost = done - sum(tally.n.values())
+        if lost:  # a job that died took its tests with it: each counts as failed
+            tally.n["FAIL"] += lost
+            print("FAIL %d tests: their job ended before reporting them" % lost)
+    else:
+        alone = [i for u in units for i in u] + alone
+    for i in alone:
+        name, fn, binary, _ = tests[i]
+        tally.show(name, *run_one(name, fn, binary, verbose))
+    print("%d skipped, %.0fs" % (tally.n["SKIP"], time.time() - t0))
+    print("%d passed, %d failed" % (tally.n["PASS"], tally.n["FAIL"]))
+    return 1 if tally.n["FAIL"] else 0
 
 
 if __name__ == "__main__":

@@ -38,7 +38,8 @@ def captures(args):
 
 def streams(path):
     """tshark's tcp.stream numbers by (client ip, client port, server ip, server port)."""
-    r = subprocess.run(["tshark", "-r", path, "-n", "-Y", "tcp.flags.syn == 1 && tcp.flags.ack == 0",
+    r = subprocess.run(["tshark", "-r", path, "-n", "--disable-protocol", "vnc", "-Y",
+                        "tcp.flags.syn == 1 && tcp.flags.ack == 0",
                         "-T", "fields", "-e", "tcp.stream", "-e", "ip.src", "-e", "ipv6.src",
                         "-e", "tcp.srcport", "-e", "ip.dst", "-e", "ipv6.dst", "-e", "tcp.dstport"],
                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
