@@ -135,23 +135,35 @@ def t_threads_range(binary, tmp):
 @test("live-interface-gone", ("release", "asan"))
 def t_live_gone(binary, tmp):
     """The interface disappears under a live capture: one line naming it, exit 2, and the run
-    recorded as failed (not complete), with what was analysed kept."""
+    recorded as failed (not complete), with what was analysed kept. Deleted at once, and set
+    down first and deleted half a second later (the socket's one error then says "down", and
+    only a later read finds the device gone: this hung until the capture read after quiet
+    waits too)."""
     need_root()
-    ns = "iwgone%d" % os.getpid()
-    db = os.path.join(tmp, "gone.db")
-    subprocess.run(["ip", "netns", "add", ns], check=True)
-    try:
-        for cmd in (["ip", "link", "add", "a0", "type", "veth", "peer", "name", "b0"],
-                    ["ip", "link", "set", "a0", "up"], ["ip", "link", "set", "b0", "up"]):
-            subprocess.run(["ip", "netns", "exec", ns] + cmd, check=True)
-        cap = subprocess.Popen(["ip", "netns", "exec", ns, binary, "-i", "a0", "--no-ui", "-o", db],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=ENV)
-        wait_for(lambda: count_rows(db, "SELECT count(*) FROM runs") == 1, 15, "the run row")
-        subprocess.run(["ip", "netns", "exec", ns, "ip", "link", "del", "a0"], check=True)
-        _, err = cap.communicate(timeout=20)
-    finally:
-        subprocess.run(["ip", "netns", "del", ns])
-    eq(cap.returncode, 2, "exit when the interface went away: " + err)
-    first = err.splitlines()[0]
-    assert first.startswith("iwscope: a0: ") and "disappeared" in first, err
-    eq(rows(db, "SELECT status FROM runs")[0]["status"], "failed", "the run's status")
+    for down_first in (False, True):
+        ns = "iwgone%d%s" % (os.getpid(), "d" if down_first else "")
+        db = os.path.join(tmp, "gone%d.db" % down_first)
+        subprocess.run(["ip", "netns", "add", ns], check=True)
+        try:
+            for cmd in (["ip", "link", "add", "a0", "type", "veth", "peer", "name", "b0"],
+                        ["ip", "link", "set", "a0", "up"], ["ip", "link", "set", "b0", "up"]):
+                subprocess.run(["ip", "netns", "exec", ns] + cmd, check=True)
+            cap = subprocess.Popen(["ip", "netns", "exec", ns, binary, "-i", "a0", "--no-ui", "-o", db],
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=ENV)
+            wait_for(lambda: count_rows(db, "SELECT count(*) FROM runs") == 1, 15, "the run row")
+            if down_first:
+                subprocess.run(["ip", "netns", "exec", ns, "ip", "link", "set", "a0", "down"], check=True)
+                time.sleep(0.5)
+            subprocess.run(["ip", "netns", "exec", ns, "ip", "link", "del", "a0"], check=True)
+            try:
+                _, err = cap.communicate(timeout=20)
+            except subprocess.TimeoutExpired:
+                cap.kill()
+                raise AssertionError("still capturing 20 s after a0 was deleted (down first: %s)"
+                                     % down_first)
+        finally:
+            subprocess.run(["ip", "netns", "del", ns])
+        eq(cap.returncode, 2, "exit when the interface went away: " + err)
+        first = err.splitlines()[0]
+        assert first.startswith("iwscope: a0: ") and "disappeared" in first, err
+        eq(rows(db, "SELECT status FROM runs")[0]["status"], "failed", "the run's status")

@@ -135,8 +135,10 @@ int capture_live_wait(capture_live *const *cs, unsigned n, int timeout_ms)
 int capture_live_step(capture_live *c, int timeout_ms, capture_fn fn, void *arg, char *err,
                       size_t errlen)
 {
-	if (!capture_live_wait(&c, 1, timeout_ms))
-		return 0;
+	/* read after a quiet wait too: a deleted interface first reports "down" (an ENETDOWN
+	 * that libpcap takes and clears while the device still exists), and then nothing wakes the
+	 * poll; only a read of libpcap's sees, on a later quiet wait, that it has disappeared */
+	capture_live_wait(&c, 1, timeout_ms);
 	return capture_live_dispatch(c, fn, arg, err, errlen);
 }
 
