@@ -177,10 +177,12 @@ def main():
     # what tshark read, shared by the jobs (tests/tshark_check.py reads it at import)
     shared_tmp = tempfile.mkdtemp(prefix="iwscope-tests-")
     os.environ["IWSCOPE_TSHARK_CACHE"] = shared_tmp
+    me = os.getpid()
     try:
         return run_all(args)
     finally:
-        shutil.rmtree(shared_tmp, ignore_errors=True)
+        if os.getpid() == me:  # not as a job exits (sys.exit in a forked job comes here too)
+            shutil.rmtree(shared_tmp, ignore_errors=True)
 
 
 def run_all(args):

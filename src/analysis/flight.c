@@ -471,10 +471,11 @@ static void receiver_packet(struct flow *f, struct side *s, const struct side *r
 			bool ts_ok = ts_negotiated(f) && (p->opt.present & OPT_TS);
 			/* A1 with the TSval R sent before S's data: the clock ticked slower than the
 			 * round trip, TSecr cannot separate flights (docs/METHOD.md rule 1) -- unless
-			 * the flight echoes R's SYN (TFO: S sent before R's handshake ACK reached it),
-			 * so that what echoes A1's TSval was sent after S processed a later packet */
-			bool tfo = (r->syn.present & OPT_TS) && ff->first_tsecr == r->syn.tsval &&
-			           ff->first_tsecr != ff->r_tsval_before;
+			 * the server's flight echoes the client's SYN (TFO: sent before the handshake's
+			 * ACK reached it), so that what echoes A1's TSval was sent after the server
+			 * processed a later packet */
+			bool tfo = s == &f->s && (r->syn.present & OPT_TS) &&
+			           ff->first_tsecr == r->syn.tsval && ff->first_tsecr != ff->r_tsval_before;
 			bool same_tick = ff->r_ts_before && p->opt.tsval == ff->r_tsval_before && !tfo;
 			if (o->force_timing || !ts_ok || same_tick)
 				ff->rule = RULE_TIMING;
