@@ -129,6 +129,8 @@ def side_by_side(tests, jobs, verbose, tally):
     for _ in range(min(jobs, len(units))):
         ask_r, ask_w = os.pipe()
         ans_r, ans_w = os.pipe()
+        sys.stdout.flush()  # else a job would print what the runner had buffered again
+        sys.stderr.flush()
         pid = os.fork()
         if pid == 0:
             os.close(ask_r)
