@@ -62,12 +62,13 @@ enum ff_next {
  * ISN + 1. */
 struct first_flight {
 	uint64_t first_us;          /* first flight-1 packet at the vantage point */
-	/* the rest, in us after first_us (set only once it is; a capture's time may step back):
-	 * 12 bytes less a side than three uint64_t. Read and set them with ff_last_us and the
-	 * others below, which saturate past +-35 minutes and then mark time_cut. */
+	uint64_t next_us;           /* first new data after the flight (valid once closed): any
+	                             * time later, an idle connection's next data hours on */
+	/* the flight's own times, in us after first_us (set only once it is; a capture's time may
+	 * step back): 8 bytes less a side than two uint64_t. Read and set them with ff_last_us and
+	 * ff_a1_us, which saturate past +-35 minutes and then mark time_cut. */
 	int32_t last_off;           /* last flight-1 packet */
 	int32_t a1_off;             /* first ACK of this sender's data from the receiver */
-	int32_t next_off;           /* first new data after the flight (valid once closed) */
 	uint32_t bytes;             /* new payload bytes in flight 1 */
 	uint32_t segs;              /* sum of ceil(payload / smss) over flight-1 packets */
 	uint32_t snd_nxt;           /* highest relative sequence sent so far (new data end) */
@@ -138,11 +139,12 @@ static inline uint64_t ff_a1_us(const struct first_flight *ff)
 }
 static inline uint64_t ff_next_us(const struct first_flight *ff)
 {
-	return ff_time(ff, ff->next_off);
+	return ff->next_us;
 }
 
-/* The offset of time t (first_us set before), saturating: a flight open over 35 minutes, or
- * a capture's clock stepping back as far, marks time_cut (its times are bounds, not exact). */
+/* The offset of time t (first_us set before), saturating: a flight (or its first ACK) over
+ * 35 minutes long, or a capture's clock stepping back as far, marks time_cut (its times are
+ * bounds, not exact). */
 static inline int32_t ff_offset(struct first_flight *ff, uint64_t t)
 {
 	int64_t d = (int64_t)(t - ff->first_us);
@@ -162,7 +164,7 @@ static inline void ff_set_a1_us(struct first_flight *ff, uint64_t t)
 }
 static inline void ff_set_next_us(struct first_flight *ff, uint64_t t)
 {
-	ff->next_off = ff_offset(ff, t);
+	ff->next_us = t;
 }
 
 /* One endpoint of a flow and everything it sent (its address and port are in struct flow,
