@@ -61,9 +61,14 @@ enum ff_next {
 /* One sender's first flight (docs/METHOD.md). Sequence numbers are relative to the sender's
  * ISN + 1. */
 struct first_flight {
-	uint64_t first_us, last_us; /* first and last flight-1 packet at the vantage point */
-	uint64_t a1_us;             /* first ACK of this sender's data from the receiver */
-	uint64_t next_us;           /* first new data after the flight; 0 = none seen */
+	uint64_t first_us;          /* first flight-1 packet at the vantage point */
+	uint64_t next_us;           /* first new data after the flight (valid once closed): any
+	                             * time later, an idle connection's next data hours on */
+	/* the flight's own times, in us after first_us (set only once it is; a capture's time may
+	 * step back): 8 bytes less a side than two uint64_t. Read and set them with ff_last_us and
+	 * ff_a1_us, which saturate past +-35 minutes and then mark time_cut. */
+	int32_t last_off;           /* last flight-1 packet */
+	int32_t a1_off;             /* first ACK of this sender's data from the receiver */
 	uint32_t bytes;             /* new payload bytes in flight 1 */
 	uint32_t segs;              /* sum of ceil(payload / smss) over flight-1 packets */
 	uint32_t snd_nxt;           /* highest relative sequence sent so far (new data end) */
@@ -90,7 +95,7 @@ struct first_flight {
 	                             * (ticks, saturating) */
 	uint16_t f2_segs;           /* segments of the next flight, until an ACK of its data or a
 	                             * pause (a lower bound at any vantage point); saturates */
-	uint16_t f2_last_64us;      /* its last packet, in 64 us after next_us (4.2 s at most) */
+	uint16_t f2_last_64us;      /* its last packet, in 64 us after next (4.2 s at most) */
 	uint32_t f2_last_tsval;     /* its last packet's TSval (valid with f2_last_ts) */
 	uint8_t state : 2;          /* enum ff_state */
 	uint8_t rule : 2;           /* enum ff_rule */
@@ -116,7 +121,51 @@ struct first_flight {
 	bool timer_gap : 1;             /* one direction: a silence inside the flight that S's clock
 	                             * does not show as a hold on the way (a timer may have sent
 	                             * what followed it) */
+	bool time_cut : 1;              /* a time below did not fit its offset: no exact verdict */
 };
+
+/* A time of the flight from its offset to first_us. */
+static inline uint64_t ff_time(const struct first_flight *ff, int32_t off)
+{
+	return ff->first_us + (uint64_t)(int64_t)off;
+}
+static inline uint64_t ff_last_us(const struct first_flight *ff)
+{
+	return ff_time(ff, ff->last_off);
+}
+static inline uint64_t ff_a1_us(const struct first_flight *ff)
+{
+	return ff_time(ff, ff->a1_off);
+}
+static inline uint64_t ff_next_us(const struct first_flight *ff)
+{
+	return ff->next_us;
+}
+
+/* The offset of time t (first_us set before), saturating: a flight (or its first ACK) over
+ * 35 minutes long, or a capture's clock stepping back as far, marks time_cut (its times are
+ * bounds, not exact). */
+static inline int32_t ff_offset(struct first_flight *ff, uint64_t t)
+{
+	int64_t d = (int64_t)(t - ff->first_us);
+	if (d > INT32_MAX || d < INT32_MIN) {
+		ff->time_cut = true;
+		return d > 0 ? INT32_MAX : INT32_MIN;
+	}
+	return (int32_t)d;
+}
+static inline void ff_set_last_us(struct first_flight *ff, uint64_t t)
+{
+	ff->last_off = ff_offset(ff, t);
+}
+static inline void ff_set_a1_us(struct first_flight *ff, uint64_t t)
+{
+	ff->a1_off = ff_offset(ff, t);
+}
+static inline void ff_set_next_us(struct first_flight *ff, uint64_t t)
+{
+	ff->next_us = t;
+}
 
 /* One endpoint of a flow and everything it sent (its address and port are in struct flow,
  * next to the hash chain, so a lookup reads one cache line of the flow). */

@@ -555,6 +555,48 @@ static void handshake_cases(void)
 
 /* The verdict's other fields: bytes, the segment size it counted with, the membership rule and
  * the silence before the next data (flight end by an ACK, then by a pause). */
+/* A flight's times after its first are 32-bit offsets from it: exact within 35 minutes either
+ * way (a capture's clock may step back), marked past that; a flight whose times were cut gets
+ * no exact verdict. */
+static void flight_time_offsets(void)
+{
+	struct first_flight ff;
+	memset(&ff, 0, sizeof(ff));
+	ff.first_us = T0;
+	ff_set_last_us(&ff, T0 - 5);
+	ff_set_next_us(&ff, T0 + 35 * 60000 * MS);
+	CHECK_EQ_INT(ff_last_us(&ff), T0 - 5);
+	CHECK_EQ_INT(ff_next_us(&ff), T0 + 35 * 60000 * MS);
+	CHECK(!ff.time_cut);
+	ff_set_a1_us(&ff, T0 + 36 * 60000 * MS);
+	CHECK(ff.time_cut);
+	CHECK_EQ_INT(ff_a1_us(&ff), T0 + INT32_MAX);
+	/* an idle connection's next data 40 minutes on: its time is kept whole, the flight's app */
+	struct conn c;
+	handshake(&c, true, 100, 30 * MS);
+	data(&c, 0, 30 * MS + 200, 100, 0);
+	for (int i = 0; i < 4; i++)
+		data(&c, 1, 31 * MS + (uint64_t)i * 20, 1000, 0);
+	ack(&c, 0, 62 * MS);
+	data(&c, 1, 40 * 60000 * MS, 1448, 0);
+	CHECK(!c.f.s.ff.time_cut);
+	struct ff_verdict v;
+	flight_verdict(&c.f, 1, &v);
+	CHECK_EQ_INT(v.limit, LIMIT_APP);
+	CHECK_EQ_INT(v.pause_us, 40 * 60000 * MS - (31 * MS + 60));
+	/* the first ACK of the flight 36 minutes on (a capture that missed the others): cut */
+	handshake(&c, true, 100, 30 * MS);
+	data(&c, 0, 30 * MS + 200, 100, 0);
+	for (int i = 0; i < 4; i++)
+		data(&c, 1, 31 * MS + (uint64_t)i * 20, 1448, 0);
+	ack(&c, 0, 31 * MS + 36 * 60000 * MS);
+	data(&c, 1, 31 * MS + 36 * 60000 * MS + 100, 1448, 0);
+	CHECK(c.f.s.ff.time_cut);
+	flight_verdict(&c.f, 1, &v);
+	CHECK_EQ_INT(v.limit, LIMIT_AMBIGUOUS);
+	CHECK_EQ_INT(v.pause_us, -1);
+}
+
 static void verdict_fields(void)
 {
 	struct conn c;
@@ -1038,6 +1080,7 @@ void test_flight(void)
 	tfo();
 	tfo_client_side();
 	handshake_cases();
+	flight_time_offsets();
 	verdict_fields();
 	force_timing();
 	segments_from_bytes();

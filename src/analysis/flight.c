@@ -98,7 +98,7 @@ static bool in_flight1(const struct flow *f, const struct first_flight *ff, int 
 	if (leg < 0)
 		leg = 0;
 	int64_t tol = rtt > 0 ? rtt / FLIGHT_TOL_DIV : 0;
-	return (int64_t)p->ts_us < (int64_t)ff->a1_us + leg - tol;
+	return (int64_t)p->ts_us < (int64_t)ff_a1_us(ff) + leg - tol;
 }
 
 /* Rule 3: a silence of gap_us before new data, at least half the handshake RTT and three times
@@ -261,7 +261,7 @@ static void flight_close(const struct flow *f, struct first_flight *ff, const st
 {
 	ff->state = FF_CLOSED;
 	ff->fl_end = ff->snd_nxt;
-	ff->next_us = p->ts_us;
+	ff_set_next_us(ff, p->ts_us);
 	ff->end = (uint8_t)why;
 	ff->next_pause = pause;
 	ff->a1_before_next = ff->a1_seen;
@@ -280,7 +280,7 @@ static void flight_close(const struct flow *f, struct first_flight *ff, const st
 	/* new data after a pause that echoes the flight's TSecr: S had processed nothing from R,
 	 * so no ACK released it; a timer sent it (a tail-loss probe, an RTO), which no stack
 	 * fires sooner than 1.5 RTTs (RFC 8985: PTO = 2 SRTT) nor within 10 ms */
-	uint64_t gap = p->ts_us - ff->last_us;
+	uint64_t gap = p->ts_us - ff_last_us(ff);
 	int64_t rtt = flight_rtt(f);
 	ff->next_timer = pause && tsecr_usable(f, ff, p, o) && p->opt.tsecr == ff->last_tsecr &&
 	                 gap >= FLIGHT_TIMER_MIN_US && (int64_t)gap * 10 >= rtt * FLIGHT_CWND_RTTS_X10;
@@ -298,10 +298,11 @@ static uint32_t segments(const struct first_flight *ff, uint32_t newlen)
 static void second_flight(const struct flow *f, const struct side *s, struct first_flight *ff,
                           const struct pkt *p, uint32_t newlen)
 {
-	uint64_t off = (p->ts_us > ff->next_us ? p->ts_us - ff->next_us : 0) >> 6;
+	uint64_t next_us = ff_next_us(ff);
+	uint64_t off = (p->ts_us > next_us ? p->ts_us - next_us : 0) >> 6;
 	int64_t gap = off > ff->f2_last_64us ? (int64_t)(off - ff->f2_last_64us) * 64 : 0;
 	/* back to back: no pause, whatever the RTT; one direction: the flight-to-flight spacing */
-	int64_t rtt = !gap ? 0 : ff->rule == RULE_ECHO ? (int64_t)(ff->next_us - ff->first_us)
+	int64_t rtt = !gap ? 0 : ff->rule == RULE_ECHO ? (int64_t)(next_us - ff->first_us)
 	                                               : flight_rtt(f);
 	bool has_ts = (p->opt.present & OPT_TS) != 0;
 	if (off > UINT16_MAX)
@@ -330,7 +331,8 @@ static void flight_add(const struct flow *f, struct first_flight *ff, const stru
 	if (ff->segs) {
 		if (ff->last_payload < ff->min_inside)
 			ff->min_inside = ff->last_payload;
-		uint64_t gap = p->ts_us > ff->last_us ? p->ts_us - ff->last_us : 0;
+		uint64_t last_us = ff_last_us(ff);
+		uint64_t gap = p->ts_us > last_us ? p->ts_us - last_us : 0;
 		if (!ff->gap_segs && marks_gap(f, ff, gap)) {
 			ff->gap_segs = ff->segs;
 			ff->gap_bytes = ff->bytes;
@@ -344,7 +346,7 @@ static void flight_add(const struct flow *f, struct first_flight *ff, const stru
 	}
 	ff->bytes += newlen;
 	ff->segs += segments(ff, newlen);
-	ff->last_us = p->ts_us;
+	ff_set_last_us(ff, p->ts_us);
 	uint16_t pl = p->payload_len > 0xffff ? 0xffff : (uint16_t)p->payload_len;
 	ff->last_payload = pl;
 	ff->last_ts = (p->opt.present & OPT_TS) != 0;
@@ -391,7 +393,8 @@ static void sender_packet(struct flow *f, struct side *s, const struct side *r, 
 	bool hole = sdiff(rel, ff->snd_nxt) > 0;
 	uint32_t newlen = hole ? p->payload_len : end - ff->snd_nxt;
 	if (ff->state == FF_OPEN) {
-		uint64_t gap = ff->segs && p->ts_us > ff->last_us ? p->ts_us - ff->last_us : 0;
+		uint64_t last_us = ff_last_us(ff);
+		uint64_t gap = ff->segs && p->ts_us > last_us ? p->ts_us - last_us : 0;
 		bool pause = ff->segs && is_pause(f, ff, gap);
 		bool in = in_flight1(f, ff, sender, p), unsure = false;
 		if (ff->segs && (p->opt.present & OPT_TS) && ff->last_ts && !o->force_timing)
@@ -466,7 +469,7 @@ static void receiver_packet(struct flow *f, struct side *s, const struct side *r
 			ff->a1_seen = true;
 			ff->a1_segs = ff->segs;
 			ff->a1_bytes = ff->bytes;
-			ff->a1_us = p->ts_us;
+			ff_set_a1_us(ff, p->ts_us);
 			ff->a1_tsval = p->opt.tsval;
 			bool ts_ok = ts_negotiated(f) && (p->opt.present & OPT_TS);
 			/* A1 with the TSval R sent before S's data: the clock ticked slower than the

@@ -274,7 +274,7 @@ static void flights(struct flow *f, struct quic_conn *q, const struct pkt *p, in
 	if (other->state == FF_OPEN) { /* this datagram answers the other side's flight */
 		other->state = FF_CLOSED;
 		other->end = FF_END_TIMING;
-		other->next_us = p->ts_us;
+		ff_set_next_us(other, p->ts_us);
 		/* what the server may have sent by then without the client's address validated (a
 		 * Retry's token validates it) */
 		if (dir == 0 && !was_validated && !q->retry)
@@ -287,13 +287,13 @@ static void flights(struct flow *f, struct quic_conn *q, const struct pkt *p, in
 	} else if (mine->state == FF_OPEN) {
 		/* the handshake's round trip, or while the client's answer is still to come the leg
 		 * seen so far (shorter at the server: a pause found sooner, never later) */
-		int64_t rtt = flight_rtt(f), gap = (int64_t)(p->ts_us - mine->last_us);
+		int64_t rtt = flight_rtt(f), gap = (int64_t)(p->ts_us - ff_last_us(mine));
 		if (rtt <= 0)
 			rtt = flight_rtt_leg(f, 1);
 		if (rtt > 0 && gap * 2 >= rtt) {
 			mine->state = FF_CLOSED;
 			mine->end = FF_END_PAUSE;
-			mine->next_us = p->ts_us;
+			ff_set_next_us(mine, p->ts_us);
 			mine->next_pause = true;
 		}
 	}
@@ -303,7 +303,7 @@ static void flights(struct flow *f, struct quic_conn *q, const struct pkt *p, in
 		bool super = len > QUIC_GSO_SEG_MAX;
 		mine->segs += datagrams(q, p, dir);
 		mine->bytes += len;
-		mine->last_us = p->ts_us;
+		ff_set_last_us(mine, p->ts_us);
 		uint16_t l16 = super ? 0 : (uint16_t)len;
 		if (dir == 1 && (super ? QUIC_GSO_SEG_MAX : l16) > q->s_max_dgram)
 			q->s_max_dgram = super ? QUIC_GSO_SEG_MAX : l16;
@@ -368,16 +368,17 @@ void quicflow_verdict(const struct flow *f, int sender, struct ff_verdict *v)
 		return;
 	}
 	v->rule = RULE_TIMING;
-	if (ff->state != FF_CLOSED) {
+	if (ff->state != FF_CLOSED || ff->time_cut) {
 		/* nothing ended it here: the peer's datagrams are not in the capture (one
-		 * direction), or nothing followed; no verdict, however many datagrams it had */
+		 * direction), or nothing followed; no verdict, however many datagrams it had (nor
+		 * for a flight whose times passed their 32-bit offsets) */
 		v->limit = LIMIT_UNKNOWN;
 		return;
 	}
 	v->end = (enum ff_end)ff->end;
 	v->segs = ff->segs;
 	v->bytes = ff->bytes;
-	v->pause_us = (int64_t)(ff->next_us - ff->last_us);
+	v->pause_us = (int64_t)(ff_next_us(ff) - ff_last_us(ff));
 	/* the server before the client's address was validated: at most three times what it had
 	 * received (RFC 9000 8.1); a flight that ended on a full datagram where one more would
 	 * have taken it past that stopped there (not Google QUIC's, which RFC 9000 does not bind) */

@@ -65,7 +65,7 @@ static void side_flight_record(const struct flow *f, int sender, struct side_rec
 	r->iw_segs = data ? v.segs : (v.limit == LIMIT_NONE ? 0 : NULL64);
 	r->smss = data && v.smss ? v.smss : NULL64;
 	r->ff_start_us = data ? (int64_t)ff->first_us : NULL64;
-	r->ff_end_us = data ? (int64_t)ff->last_us : NULL64;
+	r->ff_end_us = data ? (int64_t)ff_last_us(ff) : NULL64;
 	/* a flight seen from one direction whose end the packets do not show keeps its rule (echo):
 	 * no verdict, and the row says why */
 	r->iw_rule = (uint8_t)(data || v.limit == LIMIT_UNKNOWN ? v.rule : RULE_NONE);

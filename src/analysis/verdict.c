@@ -27,9 +27,9 @@ static int64_t data_rtt(const struct flow *f, int sender)
 	int64_t rtt = flight_rtt(f);
 	int64_t s_leg = flight_rtt_leg(f, sender == 1 ? 1 : 0);
 	int64_t r_leg = flight_rtt_leg(f, sender == 1 ? 0 : 1);
-	if (rtt < 0 || !ff->a1_seen || ff->a1_us < ff->first_us)
+	if (rtt < 0 || !ff->a1_seen || ff->a1_off < 0)
 		return rtt;
-	int64_t r_data = (int64_t)(ff->a1_us - ff->first_us);
+	int64_t r_data = (int64_t)ff->a1_off;
 	return r_data < r_leg ? s_leg + r_data : rtt;
 }
 
@@ -166,7 +166,7 @@ static enum ff_next next_kind(const struct flow *f, const struct first_flight *f
 		return FF_NEXT_TIMER;
 	if (!ff->a1_before_next)
 		return FF_NEXT_LATE;
-	int64_t rtt = flight_rtt(f), gap = (int64_t)(ff->next_us - ff->last_us);
+	int64_t rtt = flight_rtt(f), gap = (int64_t)(ff_next_us(ff) - ff_last_us(ff));
 	if (rtt > 0)
 		return gap * 10 <= rtt * FLIGHT_CWND_RTTS_X10 ? FF_NEXT_ACK : FF_NEXT_LATE;
 	return ff->end == FF_END_TSECR ? FF_NEXT_ACK : FF_NEXT_LATE;
@@ -256,11 +256,16 @@ static void judge(const struct flow *f, int sender, struct ff_verdict *v)
 	v->end = (enum ff_end)ff->end;
 	v->next = next_kind(f, ff);
 	if (ff->state == FF_CLOSED)
-		v->pause_us = (int64_t)(ff->next_us - ff->last_us);
+		v->pause_us = (int64_t)(ff_next_us(ff) - ff_last_us(ff));
 	v->segs = ff->segs;
 	v->bytes = ff->bytes;
 	if (ff->loss) {
 		v->limit = LIMIT_LOSS;
+		return;
+	}
+	if (ff->time_cut) { /* times past their 32-bit offsets: what they decided is not sure */
+		v->pause_us = -1;
+		ambiguous(ff, v);
 		return;
 	}
 	/* packets shorter than a segment inside the flight: a sender counting bytes (RFC 3390,
