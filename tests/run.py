@@ -101,10 +101,9 @@ def units_of(tests):
     return units, alone
 
 
-def job(tests, verbose, ask, answer):
+def job(tests, units, verbose, ask, answer):
     """A forked job: asks for a unit (an index into units, or -1 to stop) and reports each test
     of it as one JSON line."""
-    units, _ = units_of(tests)
     r, w = os.fdopen(answer, "r"), os.fdopen(ask, "w")
     w.write("ready\n")
     w.flush()
@@ -123,8 +122,7 @@ def job(tests, verbose, ask, answer):
     sys.exit(0)  # the servers this job started stop (atexit)
 
 
-def side_by_side(tests, jobs, verbose, tally):
-    units, _ = units_of(tests)
+def side_by_side(tests, units, jobs, verbose, tally):
     workers = {}  # fd it reports on -> (pid, file it reads its units from, read buffer)
     for _ in range(min(jobs, len(units))):
         ask_r, ask_w = os.pipe()
@@ -138,7 +136,7 @@ def side_by_side(tests, jobs, verbose, tally):
             for fd, _w in workers.items():
                 os.close(fd)
                 _w[1].close()
-            job(tests, verbose, ask_w, ans_r)
+            job(tests, units, verbose, ask_w, ans_r)
         os.close(ask_w)
         os.close(ans_r)
         workers[ask_r] = (pid, os.fdopen(ans_w, "w"), b"")
@@ -203,7 +201,7 @@ def run_all(args):
     t0 = time.time()
     units, alone = units_of(tests)
     if jobs > 1:
-        done = side_by_side(tests, jobs, verbose, tally)
+        done = side_by_side(tests, units, jobs, verbose, tally)
         lost = done - sum(tally.n.values())
         if lost:  # a job that died took its tests with it: each counts as failed
             tally.n["FAIL"] += lost

@@ -450,30 +450,39 @@ static void super_packets(void)
 	VERDICT(c, 1, LIMIT_CWND, 10, FF_END_TSECR, FF_NEXT_ACK);
 }
 
+/* A TFO client's SYN at 0 with 120 bytes of data (MSS 1460, timestamps) and the server's
+ * SYN-ACK at synack_us acknowledging them; the SYN's TSval. */
+static uint32_t tfo_handshake(struct conn *c, uint64_t synack_us)
+{
+	memset(c, 0, sizeof(*c));
+	c->ts = true;
+	c->nxt[0] = 1000;
+	c->nxt[1] = 900000;
+	c->win[0] = c->win[1] = 64240;
+	struct pkt p = base(c, 0, 0, TH_SYN);
+	p.seq = c->nxt[0];
+	p.payload_len = 120;
+	p.opt.present |= OPT_MSS | OPT_TFO;
+	p.opt.mss = 1460;
+	p.opt.tsecr = 0;
+	c->nxt[0] += 1 + 120;
+	feed(c, &p, 0);
+	uint32_t syn_tsval = p.opt.tsval;
+	p = base(c, 1, synack_us, TH_SYN | TH_ACK);
+	p.seq = c->nxt[1]++;
+	p.ack = c->nxt[0];
+	p.opt.present |= OPT_MSS;
+	p.opt.mss = 1460;
+	feed(c, &p, 1);
+	return syn_tsval;
+}
+
 /* TCP Fast Open: data on the SYN opens the client's flight; the SYN-ACK acknowledges it; the
  * server's data goes before the handshake's ACK, which acknowledges some of it. */
 static void tfo(void)
 {
 	struct conn c;
-	memset(&c, 0, sizeof(c));
-	c.ts = true;
-	c.nxt[0] = 1000;
-	c.nxt[1] = 900000;
-	c.win[0] = c.win[1] = 64240;
-	struct pkt p = base(&c, 0, 0, TH_SYN);
-	p.seq = c.nxt[0];
-	p.payload_len = 120;
-	p.opt.present |= OPT_MSS | OPT_TFO;
-	p.opt.mss = 1460;
-	p.opt.tsecr = 0;
-	c.nxt[0] += 1 + 120;
-	feed(&c, &p, 0);
-	p = base(&c, 1, 100, TH_SYN | TH_ACK);
-	p.seq = c.nxt[1]++;
-	p.ack = c.nxt[0];
-	p.opt.present |= OPT_MSS;
-	p.opt.mss = 1460;
-	feed(&c, &p, 1);
+	tfo_handshake(&c, 100);
 	for (int i = 0; i < 10; i++)
 		data(&c, 1, 120 + (uint64_t)i * 20, 1448, 0);
 	ack(&c, 0, 30 * MS); /* the handshake's ACK, and A1 of the server's data */
@@ -495,26 +504,7 @@ static void tfo(void)
 static void tfo_client_side(void)
 {
 	struct conn c;
-	memset(&c, 0, sizeof(c));
-	c.ts = true;
-	c.nxt[0] = 1000;
-	c.nxt[1] = 900000;
-	c.win[0] = c.win[1] = 64240;
-	struct pkt p = base(&c, 0, 0, TH_SYN);
-	p.seq = c.nxt[0];
-	p.payload_len = 120;
-	p.opt.present |= OPT_MSS | OPT_TFO;
-	p.opt.mss = 1460;
-	p.opt.tsecr = 0;
-	c.nxt[0] += 1 + 120;
-	feed(&c, &p, 0);
-	uint32_t syn_tsval = p.opt.tsval;
-	p = base(&c, 1, 60 * MS, TH_SYN | TH_ACK);
-	p.seq = c.nxt[1]++;
-	p.ack = c.nxt[0];
-	p.opt.present |= OPT_MSS;
-	p.opt.mss = 1460;
-	feed(&c, &p, 1);
+	uint32_t syn_tsval = tfo_handshake(&c, 60 * MS);
 	ack(&c, 0, 60 * MS + 70); /* the handshake's ACK */
 	for (int i = 0; i < 10; i++) {
 		data(&c, 1, 60 * MS + 800 + (uint64_t)i * 10, 1448, syn_tsval);

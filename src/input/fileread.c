@@ -146,13 +146,20 @@ static int mr_close(void *cookie)
 	return 0;
 }
 
+/* Whether path names a regular file. A FIFO is never opened to find out: opening and closing
+ * it would let its writer in and leave it writing into a pipe with no reader (EPIPE), or wait
+ * for another writer. */
+static bool regular_file(const char *path)
+{
+	struct stat st;
+	return strcmp(path, "-") && stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
 FILE *fileread_open(const char *path, fileread **out)
 {
-	/* a FIFO is not opened here: opening and closing it would let its writer in and then
-	 * leave it writing into a pipe with no reader (EPIPE) before the caller opens it again */
-	struct stat st;
-	if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+	if (!regular_file(path))
 		return NULL;
+	struct stat st;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return NULL;
@@ -285,13 +292,10 @@ int fileread_next(fileread *m, struct capture_rec *r)
 	return 1;
 }
 
-/* a FIFO is not opened again: it would wait for another writer */
 bool fileread_gzipped(const char *path)
 {
 	unsigned char m[2];
-	struct stat st;
-	FILE *f = strcmp(path, "-") && stat(path, &st) == 0 && S_ISREG(st.st_mode) ? fopen(path, "rb")
-	                                                                            : NULL;
+	FILE *f = regular_file(path) ? fopen(path, "rb") : NULL;
 	bool gz = f && fread(m, 1, 2, f) == 2 && m[0] == 0x1f && m[1] == 0x8b;
 	if (f)
 		fclose(f);
