@@ -640,7 +640,27 @@ def t_ui_plot_fit_shared(binary, tmp):
     out = os.path.join(tmp, "plots")
     run(["plot", db, "-o", out], binary, 0)
     files = ["iw_histogram.svg", "ff_bytes_cdf.svg", "syn_window.svg", "rtt_vs_ff.svg"]
+    # runs.source holds every file whole (longer than the 4,095 characters it was once cut at):
+    # the exact count, no "at least"
+    assert len(" ".join(caps)) > 4095, len(" ".join(caps))
     for f in files:
         sub = "".join(ui_all(ET.parse(os.path.join(out, f)).getroot(), "text", "subtitle")[0].itertext())
-        assert " files in 1 run" in sub, sub
+        assert sub.startswith("%d files in 1 run" % len(caps)), (len(caps), sub)
     ui_check_fit(tmp, out, files)
+    # a run written before whole sources (no digest) whose source is cut at 4,095 characters
+    # lists fewer files than it read: "at least"; the same length with a digest is whole
+    import sqlite3
+    import shutil
+    for digest, head in ((None, "at least "), ("0123456789abcdef", "")):
+        old = os.path.join(tmp, "old-%s.db" % bool(digest))
+        shutil.copy(db, old)
+        con = sqlite3.connect(old)
+        con.execute("UPDATE runs SET source = substr(source, 1, 4095), digest = ?", (digest,))
+        con.commit()
+        cut = con.execute("SELECT source FROM runs").fetchone()[0]
+        con.close()
+        eq(len(cut), 4095, "the source cut")
+        out = os.path.join(tmp, "plots-old-%s" % bool(digest))
+        run(["plot", old, "-o", out], binary, 0)
+        sub = "".join(ui_all(ET.parse(os.path.join(out, files[0])).getroot(), "text", "subtitle")[0].itertext())
+        assert sub.startswith("%s%d files in 1 run" % (head, len(cut.split()))), (head, len(cut.split()), sub)

@@ -77,12 +77,13 @@ static bool append(char *buf, size_t len, const char *sep, const char *s)
 	return true;
 }
 
-/* The capture command stores at most this many bytes of a run's source (cmd/analyse.c), cut
- * anywhere (issue 31, item 6): a source that long may list fewer files than the run read. */
+/* Before runs.source was stored whole (issue 31, item 6), the capture command cut it at this
+ * many bytes, anywhere. Such a run has no digest (the column came with whole sources): a source
+ * of exactly this length without one may list fewer files than the run read. */
 #define OLD_SOURCE_MAX 4095
 
-/* One source per row (files space separated, as runs.source holds them), with its runs and
- * whether it was live. */
+/* One source per row (files space separated, as runs.source holds them), with its runs,
+ * whether it was live and whether a run of it has no digest (written before whole sources). */
 static int census_source(void *arg, int ncols, const char *const *names, const char *const *v,
                          const enum db_type *types)
 {
@@ -99,7 +100,7 @@ static int census_source(void *arg, int ncols, const char *const *names, const c
 		append(c->sources, sizeof(c->sources), "", "...");
 	}
 	bool live = v[3] && atol(v[3]) > 0;
-	if (strlen(v[0]) >= OLD_SOURCE_MAX)
+	if (strlen(v[0]) == OLD_SOURCE_MAX && ncols >= 5 && v[4] && atol(v[4]) > 0)
 		c->inputs_cut = true;
 	for (const char *p = v[0]; *p;) {
 		size_t n = strcspn(p, " ");
@@ -220,9 +221,11 @@ static int census_read(dbread *db, const char *target, struct census *c)
 	memset(c, 0, sizeof(*c));
 	static const struct dbread_sql sources = {
 		"SELECT source, min(started_us), count(*), "
-		"max(CASE WHEN pcap_received IS NULL THEN 0 ELSE 1 END) FROM runs GROUP BY source ORDER BY 2, 1",
+		"max(CASE WHEN pcap_received IS NULL THEN 0 ELSE 1 END), "
+		"max(CASE WHEN digest IS NULL THEN 1 ELSE 0 END) FROM runs GROUP BY source ORDER BY 2, 1",
 		"SELECT source, min(started_us) AS first_us, count() AS n, "
-		"max(if(isNull(pcap_received), 0, 1)) FROM runs FINAL GROUP BY source ORDER BY first_us, source"
+		"max(if(isNull(pcap_received), 0, 1)), max(if(isNull(digest), 1, 0)) "
+		"FROM runs FINAL GROUP BY source ORDER BY first_us, source"
 	}, probes = {
 		"SELECT count(DISTINCT probe), min(probe) FROM runs",
 		"SELECT uniqExact(probe), min(probe) FROM runs FINAL"
