@@ -12,9 +12,12 @@
  * server_ip, the distribution column on Citus, where a unique key must contain it. */
 #define FLOW_KEY "probe, run_id, flow_key, server_ip"
 #define RUN_KEY "probe, id"
-/* A run that counts as an earlier analysis of its source: one that produced something (a run
- * that failed without writing a flow does not block the retry), in either dialect. */
-#define RUN_PRODUCED "NOT (status = 'failed' AND NOT EXISTS (SELECT 1 FROM flows WHERE " \
+/* A run that counts as an earlier analysis of its source, in either dialect: one that wrote
+ * a flow, or one still 'running'. A run that ended (failed, interrupted, partial or complete)
+ * without a flow never blocks the retry; a 'running' one without flows yet may be another
+ * process reading the same files now, whose flows are still to come (one that died without
+ * its end: --replace). */
+#define RUN_PRODUCED "NOT (status <> 'running' AND NOT EXISTS (SELECT 1 FROM flows WHERE " \
 	"flows.probe = runs.probe AND flows.run_id = runs.id))"
 #define DECODE_KEY "probe, run_id, reason"
 
@@ -48,6 +51,13 @@ int schema_list_add(char *out, size_t len, size_t *n, const char *col, bool set)
  * into sql. Stops at fn's first non-zero return and returns it; 0 after the last. */
 typedef int (*schema_index_fn)(void *arg, const char *name, int nlen, const char *stmt, int slen);
 int schema_each_index(const char *sql, schema_index_fn fn, void *arg);
+
+/* runs.source (files space separated, or interfaces) as a one-line message names it, in buf
+ * (len bytes, at least 64): whole when it fits, else its first input and how many more
+ * ("/srv/a.pcap (and 354 more files)"), so that what follows it in the message (the cause, the
+ * way out) is never cut away. */
+#define SCHEMA_SOURCE_SHOWN 512 /* a buffer for it */
+void schema_source_shown(const char *source, char *buf, size_t len);
 
 /* The SQL that upgrades a database of version from (SCHEMA_OLDEST .. SCHEMA_VERSION - 1) to
  * SCHEMA_VERSION: drops every view, applies schema/migrate.sql's steps, makes the views again.

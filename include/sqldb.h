@@ -66,8 +66,9 @@ bool sqldb_read_as_upgraded(const sqldb *d);
  * *run_id, is its start time in microseconds, or one more than the probe's latest run here if
  * that is later: unique per probe, and the same wherever the rows go. A capture file's source
  * already analysed here by this probe is refused (RUN_NEW_ONLY) or its earlier runs and their
- * flows deleted (RUN_REPLACE, counted in *replaced_runs and *replaced_flows) in the
- * transaction that records the new one. 0, or -1 with sqldb_error set. */
+ * flows deleted (RUN_REPLACE, counted in *replaced_runs and *replaced_flows), inside the
+ * caller's transaction (BEGIN IMMEDIATE: the check and the record at once). 0, or -1 with
+ * sqldb_error set (the caller rolls back). */
 int sqldb_run_record(sqldb *d, const char *probe, const struct run_info *run, int64_t *run_id,
                      int64_t *replaced_runs, int64_t *replaced_flows);
 

@@ -30,7 +30,7 @@ CREATE TABLE IF NOT EXISTS {db}.runs{local} (
   iwscope_version String,
   libpcap_version Nullable(String),
   ndpi_version    Nullable(String),
-  status          String,     -- running | complete | interrupted | failed
+  status          String,     -- running | complete | partial | interrupted | failed
   packets         Nullable(Int64),           -- frames read
   bytes           Nullable(Int64),           -- their wire length
   tcp_packets     Nullable(Int64),           -- decoded TCP segments

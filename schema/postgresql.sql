@@ -17,7 +17,7 @@ CREATE TABLE runs (
   iwscope_version text NOT NULL,
   libpcap_version text,
   ndpi_version    text,
-  status          text NOT NULL,     -- running | complete | interrupted | failed
+  status          text NOT NULL,     -- running | complete | partial | interrupted | failed
   packets         bigint,           -- frames read
   bytes           bigint,           -- their wire length
   tcp_packets     bigint,           -- decoded TCP segments

@@ -23,7 +23,7 @@ CREATE TABLE runs (
   iwscope_version TEXT NOT NULL,
   libpcap_version TEXT,
   ndpi_version    TEXT,
-  status          TEXT NOT NULL,     -- running | complete | interrupted | failed
+  status          TEXT NOT NULL,     -- running | complete | partial | interrupted | failed
   packets         INTEGER,           -- frames read
   bytes           INTEGER,           -- their wire length
   tcp_packets     INTEGER,           -- decoded TCP segments

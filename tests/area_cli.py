@@ -189,6 +189,53 @@ def t_failed_empty_retry(binary, tmp):
     rc, _, err = run(["-q", "--no-dpi", "-r", cap, "-o", db], binary)
     eq(rc, 2, "a run with flows still blocks: " + err)
     assert "--replace" in err, err
+    # any run that ended without a flow is no earlier analysis (interrupted, partial, complete:
+    # a capture without TCP); one still 'running' without flows may be another iwscope reading
+    # the same files now, and blocks, saying so
+    for status, blocks in (("interrupted", False), ("partial", False), ("complete", False),
+                           ("running", True)):
+        con = sqlite3.connect(db)
+        con.execute("DELETE FROM flows")
+        con.execute("DELETE FROM runs WHERE id <> (SELECT max(id) FROM runs)")
+        con.execute("UPDATE runs SET status = ?, flows = 0, finished_us = CASE WHEN ? = 'running' "
+                    "THEN NULL ELSE finished_us END", (status, status))
+        con.commit()
+        con.close()
+        rc, _, err = run(["-q", "--no-dpi", "-r", cap, "-o", db], binary)
+        eq(rc, 2 if blocks else 0, "a %s run without flows: %s" % (status, err))
+        if blocks:
+            assert "is being analysed here (run " in err and "still running, no flows yet" in err and \
+                err.rstrip().endswith("--replace analyses it again in its place, --append adds it a second "
+                                      "time"), err
+            eq(count_rows(db), 0, "flows beside the running run")
+        else:
+            eq(count_rows(db), 4, "flows of the retry after a %s run without flows" % status)
+
+
+@test("refused-retry-names-cause-and-hint", ("release",))
+def t_refused_retry_long_source(binary, tmp):
+    """Running a long -r list again (runs.source of 12,000 characters) is refused with one
+    line that ends in the cause and the --replace hint: the list is shown as its first file and
+    a count (it was cut at 1,024 bytes, in the middle of a path)."""
+    files = []
+    for i in range(120):
+        f = os.path.join(tmp, "capture-from-a-probe-with-a-long-descriptive-name-%03d.pcap" % i)
+        os.symlink(truth_pcap(), f)
+        files.append(f)
+    args = ["-q", "--no-dpi", "-o", os.path.join(tmp, "m2.db")]
+    for f in files:
+        args += ["-r", f]
+    assert len(" ".join(files)) > 8000, len(" ".join(files))
+    run(args, binary, 0)
+    rc, _, err = run(args, binary)
+    eq(rc, 2, "the second run: " + err)
+    eq(err.count("\n"), 1, "one line: " + err)
+    want = ("iwscope: %s: %s (and 119 more files) was analysed here before (run " %
+            (os.path.join(tmp, "m2.db"), files[0]))
+    assert err.startswith(want), (want, err)
+    assert err.rstrip().endswith(" flows): --replace analyses it again in its place, --append adds it a "
+                                 "second time"), err
+    assert " 4 flows): " in err, err
 
 
 # Runs over many files (issue 31 item 6)

@@ -486,3 +486,27 @@ def t_full_disk(binary, tmp):
         eq((r["status"], r["flows"]), ("failed", stored), "the run's record against the flows table")
     finally:
         subprocess.run(["umount", mnt])
+    # A disk full at the run's start (120 KiB: room for the schema, not for the run's record
+    # with its first rows): no run is left 'running' with no flows, and once there is room the
+    # same files run again without --replace (the run used to refuse it: "was analysed here
+    # before ... 0 flows").
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=120k", "tmpfs", mnt]).returncode:
+        raise Skip("cannot mount a tmpfs here")
+    try:
+        db = os.path.join(mnt, "start.db")
+        cap = truth_pcap()
+        rc, _, err = run(["-q", "--no-dpi", "-r", cap, "-o", db], binary)
+        eq(rc, 2, "exit status on a full disk: " + err)
+        assert "database or disk is full" in err and err.count("\n") == 1, err
+        eq(count_rows(db), 0, "flows on the full disk")
+        for r in rows(db, "SELECT status, flows, finished_us FROM runs"):
+            eq((r["status"], r["flows"]), ("failed", 0), "a run the full disk stopped")
+            assert r["finished_us"], r
+        subprocess.run(["mount", "-o", "remount,size=4m", mnt], check=True)
+        rc, _, err = run(["-q", "--no-dpi", "-r", cap, "-o", db], binary)
+        eq(rc, 0, "the retry once there is room: " + err)
+        eq(rows(db, "SELECT status, flows FROM runs WHERE status <> 'failed'"),
+           [{"status": "complete", "flows": 4}], "the retry's run")
+        eq(count_rows(db), 4, "the retry's flows")
+    finally:
+        subprocess.run(["umount", mnt])

@@ -194,3 +194,27 @@ fail:
 	free(buf);
 	return NULL;
 }
+
+void schema_source_shown(const char *source, char *buf, size_t len)
+{
+	size_t n = strlen(source);
+	if (n < len) {
+		memcpy(buf, source, n + 1);
+		return;
+	}
+	size_t first = strcspn(source, " "), more = 0;
+	for (const char *p = source + first; *p;) {
+		p += strspn(p, " ");
+		if (*p)
+			more++;
+		p += strcspn(p, " ");
+	}
+	char tail[64] = "";
+	if (more)
+		snprintf(tail, sizeof(tail), " (and %zu more file%s)", more, more == 1 ? "" : "s");
+	size_t room = len - strlen(tail) - 1; /* the first input, cut ("...") when even it is too long */
+	if (first <= room)
+		snprintf(buf, len, "%.*s%s", (int)first, source, tail);
+	else
+		snprintf(buf, len, "%.*s...%s", (int)(room - 3), source, tail);
+}

@@ -28,7 +28,7 @@ extern const char sqldb_schema_sql[]; /* build/schema_sql.c, generated from sche
 struct sqldb {
 	sqlite3 *db;
 	char path[256];
-	char err[1024];
+	char err[2048];        /* the last error: a message fits whole (schema_source_shown) */
 	bool read_as_upgraded;   /* a read of an older schema through TEMP views (read-only file) */
 };
 
@@ -525,10 +525,27 @@ static int earlier_runs(sqldb *d, const char *probe, const struct run_info *run,
 	if (!n)
 		return 0;
 	if (run->again == RUN_NEW_ONLY) {
-		snprintf(d->err, sizeof(d->err),
-		         "%s: %s was analysed here before (run %lld of probe %s, %lld flows): "
-		         "--replace analyses it again in its place, --append adds it a second time",
-		         d->path, run->source, (long long)id, probe, (long long)flows);
+		/* a run still 'running' without a flow: another process reading these files now, or
+		 * one that stopped without recording its end; which, the file cannot say */
+		int64_t running = 0;
+		if (probe_source_int(d, "SELECT count(*) " EARLIER_PRODUCED " AND status = 'running'",
+		                     probe, run->source, &running) != 0) {
+			sqldb_fail(d, "cannot look for earlier runs of this source");
+			return -1;
+		}
+		char shown[SCHEMA_SOURCE_SHOWN];
+		schema_source_shown(run->source, shown, sizeof(shown));
+		if (running == n && !flows)
+			snprintf(d->err, sizeof(d->err),
+			         "%s: %s is being analysed here (run %lld of probe %s, still running, no flows "
+			         "yet: another iwscope now, or one stopped before recording its end): "
+			         "--replace analyses it again in its place, --append adds it a second time",
+			         d->path, shown, (long long)id, probe);
+		else
+			snprintf(d->err, sizeof(d->err),
+			         "%s: %s was analysed here before (run %lld of probe %s, %lld flows): "
+			         "--replace analyses it again in its place, --append adds it a second time",
+			         d->path, shown, (long long)id, probe, (long long)flows);
 		return -1;
 	}
 	if (probe_source_int(d, "DELETE FROM flows WHERE probe = ?1 AND run_id IN " EARLIER_RUNS,
@@ -553,17 +570,11 @@ int sqldb_run_record(sqldb *d, const char *probe, const struct run_info *run, in
 	                  "iwscope_version, libpcap_version, ndpi_version, status) VALUES (?1, "
 	                  "max(?2, coalesce((SELECT max(id) + 1 FROM runs WHERE probe = ?1), 0)), "
 	                  "?2, ?3, ?4, ?5, ?6, ?7, ?8, 'running') RETURNING id";
-	bool check = run->again == RUN_NEW_ONLY || run->again == RUN_REPLACE;
-	if (check && sqldb_exec(d, "BEGIN IMMEDIATE", "cannot record the run") != 0)
+	if ((run->again == RUN_NEW_ONLY || run->again == RUN_REPLACE) &&
+	    earlier_runs(d, probe, run, replaced_runs, replaced_flows) != 0)
 		return -1;
-	if (check && earlier_runs(d, probe, run, replaced_runs, replaced_flows) != 0) {
-		sqlite3_exec(d->db, "ROLLBACK", NULL, NULL, NULL);
-		return -1;
-	}
 	if (sqlite3_prepare_v2(d->db, sql, -1, &st, NULL) != SQLITE_OK) {
 		sqldb_fail(d, "cannot record the run");
-		if (check)
-			sqlite3_exec(d->db, "ROLLBACK", NULL, NULL, NULL);
 		return -1;
 	}
 	sqldb_bind_text(st, 1, probe);
@@ -580,12 +591,6 @@ int sqldb_run_record(sqldb *d, const char *probe, const struct run_info *run, in
 	sqlite3_finalize(st);
 	if (rc != SQLITE_ROW) {
 		sqldb_fail(d, "cannot record the run");
-		if (check)
-			sqlite3_exec(d->db, "ROLLBACK", NULL, NULL, NULL);
-		return -1;
-	}
-	if (check && sqldb_exec(d, "COMMIT", "cannot record the run") != 0) {
-		sqlite3_exec(d->db, "ROLLBACK", NULL, NULL, NULL);
 		return -1;
 	}
 	return 0;

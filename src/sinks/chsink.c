@@ -13,6 +13,7 @@
 
 #include "ch.h"
 #include "config.h"
+#include "schema.h"
 
 static int count_row(void *arg, int ncols, const char *const *names, const char *const *vals,
                      const enum db_type *types)
@@ -155,9 +156,11 @@ static int earlier_runs(outbox *ob, void *conn, const struct run_info *run)
 	if (!got[0])
 		return 0;
 	if (run->again != RUN_REPLACE) {
+		char shown[SCHEMA_SOURCE_SHOWN];
+		schema_source_shown(run->source, shown, sizeof(shown));
 		outbox_fail(ob, "%s: %s was analysed there before (run %lld of probe %s, %lld flows): "
 		            "--replace analyses it again in its place, --append adds it a second time",
-		            outbox_shown(ob), run->source, (long long)got[1], run->probe, (long long)got[2]);
+		            outbox_shown(ob), shown, (long long)got[1], run->probe, (long long)got[2]);
 		return -1;
 	}
 	struct ids ids = { "", 0, false };

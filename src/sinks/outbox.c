@@ -25,7 +25,7 @@ struct outbox {
 	uint64_t next_drain_ms;
 	struct outbox_stats st;
 	struct sink_ops ops;  /* the server kind's name, the outbox's operations */
-	char err[1300];
+	char err[2048];
 };
 
 static int ob_begin(void *self, const struct run_info *run);

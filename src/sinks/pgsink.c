@@ -88,9 +88,11 @@ static int earlier_runs(outbox *ob, void *conn, const struct run_info *run)
 		goto out;
 	}
 	if (run->again == RUN_NEW_ONLY) {
+		char shown[SCHEMA_SOURCE_SHOWN];
+		schema_source_shown(run->source, shown, sizeof(shown));
 		outbox_fail(ob, "%s: %s was analysed there before (run %lld of probe %s, %lld flows): "
 		            "--replace analyses it again in its place, --append adds it a second time",
-		            outbox_shown(ob), run->source, (long long)id, run->probe, (long long)flows);
+		            outbox_shown(ob), shown, (long long)id, run->probe, (long long)flows);
 		goto refused;
 	}
 	sql = sqlf("BEGIN; DELETE FROM flows WHERE probe = %s AND run_id IN " RUNS_OF "; "

@@ -30,6 +30,9 @@ struct store {
 	                          * meanwhile rows are plain inserts, without the foreign key's
 	                          * check */
 	bool rollback_journal;   /* that load runs in rollback-journal mode, WAL again after it */
+	bool unrecorded;         /* the run's record is in the open transaction, not committed yet */
+	bool drop_pending;       /* that transaction dropped the indexes for a bulk load */
+	bool start_lost;         /* its commit failed: nothing of the run is in the file */
 	uint64_t last_commit_us;  /* monotonic */
 	int64_t replaced_runs, replaced_flows; /* --replace: what the run took the place of */
 	bool lost;               /* a write or commit failed: rows were rolled back (a full disk) */
@@ -62,7 +65,8 @@ static int same_capture_query(store *s, const char *sql, const char *digest, int
 	return rc == SQLITE_ROW ? 1 : rc == SQLITE_DONE ? 0 : -1;
 }
 
-#define SAME_RUNS "FROM runs WHERE probe = ?1 AND id <> ?2 AND digest = ?3 AND " RUN_PRODUCED
+#define SAME_ANY "FROM runs WHERE probe = ?1 AND id <> ?2 AND digest = ?3"
+#define SAME_RUNS SAME_ANY " AND " RUN_PRODUCED
 
 /* Another run of this probe here read the same capture (runs.digest): with --replace its
  * flows and it are deleted (counted as replaced), without --append it is said on stderr (the
@@ -94,10 +98,12 @@ static int same_capture(store *s, const struct run_info *run)
 	                       "run_id IN (SELECT id " SAME_RUNS ")), NULL " SAME_RUNS, run->digest,
 	                       &n, &flows, NULL, 0) < 0)
 		goto fail;
+	/* every run of the capture goes, those without flows too (a digest is written at a run's
+	 * end: none is still running) */
 	static const char *const del[] = {
-		"DELETE FROM flows WHERE probe = ?1 AND run_id IN (SELECT id " SAME_RUNS ")",
-		"DELETE FROM run_decode WHERE probe = ?1 AND run_id IN (SELECT id " SAME_RUNS ")",
-		"DELETE " SAME_RUNS "",
+		"DELETE FROM flows WHERE probe = ?1 AND run_id IN (SELECT id " SAME_ANY ")",
+		"DELETE FROM run_decode WHERE probe = ?1 AND run_id IN (SELECT id " SAME_ANY ")",
+		"DELETE " SAME_ANY "",
 	};
 	for (size_t i = 0; i < 3; i++) {
 		sqlite3_stmt *st;
@@ -203,6 +209,28 @@ void store_close(store *s)
 	free(s);
 }
 
+/* Back to WAL after a bulk load's rollback journal, for readers during later runs; should
+ * another connection hold the file now, the next writer's open sets it. */
+static void wal_again(store *s)
+{
+	if (s->rollback_journal && sqldb_journal_mode(s->db, "wal", "NORMAL"))
+		s->rollback_journal = false;
+}
+
+/* The run's record just committed (with its first rows): the bulk load it began goes on
+ * without the foreign key's check (a pragma outside a transaction only). 0 or -1. */
+static int recorded(store *s)
+{
+	s->unrecorded = false;
+	if (!s->drop_pending) {
+		wal_again(s); /* the table was not empty after all */
+		return 0;
+	}
+	s->drop_pending = false;
+	s->indexes_dropped = true;
+	return sqldb_exec(s->db, "PRAGMA foreign_keys=OFF", "cannot defer the foreign key");
+}
+
 int store_commit(store *s)
 {
 	if (!s->in_txn)
@@ -211,12 +239,19 @@ int store_commit(store *s)
 		sqlite3_exec(sqldb_handle(s->db), "ROLLBACK", NULL, NULL, NULL);
 		s->in_txn = false;
 		s->lost = true;
+		/* the run's record went with it: no trace of a run that never held a row, nothing
+		 * 'running' in the retry's way (--replace's deletions undone too) */
+		if (s->unrecorded) {
+			s->start_lost = true;
+			s->drop_pending = false;
+			s->replaced_runs = s->replaced_flows = 0;
+		}
 		return -1;
 	}
 	s->in_txn = false;
 	s->pending = 0;
 	s->last_commit_us = clock_mono_us();
-	return 0;
+	return s->unrecorded ? recorded(s) : 0;
 }
 
 void store_replaced(const store *s, int64_t *runs, int64_t *flows)
@@ -225,31 +260,58 @@ void store_replaced(const store *s, int64_t *runs, int64_t *flows)
 	*flows = s->replaced_flows;
 }
 
+/* Whether the flows table holds no rows but those --replace is about to delete (a bulk
+ * load's file), asked before the run's transaction: the journal mode changes outside one. */
+static bool flows_empty_after(store *s, const struct run_info *run)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(sqldb_handle(s->db), "SELECT NOT EXISTS (SELECT 1 FROM flows WHERE "
+	                       "NOT (?3 AND probe = ?1 AND run_id IN (SELECT id FROM runs WHERE "
+	                       "probe = ?1 AND source = ?2)))", -1, &st, NULL) != SQLITE_OK)
+		return false;
+	sqldb_bind_text(st, 1, s->probe);
+	sqldb_bind_text(st, 2, run->source);
+	sqlite3_bind_int(st, 3, run->again == RUN_REPLACE);
+	bool empty = sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	return empty;
+}
+
 /* Records the run (sqldb_run_record: an earlier run of the same capture files is refused or
- * replaced), then readies a bulk load. */
+ * replaced) and, for a bulk load into an empty table, drops the flows' secondary indexes, in
+ * a transaction left open for the first rows: the record is committed with them (or alone by
+ * the next tick), so a disk too full for them leaves no record of the run, nothing 'running'
+ * that would stand in the retry's way. */
 static int sink_begin(void *self, const struct run_info *run)
 {
 	store *s = self;
 	snprintf(s->probe, sizeof(s->probe), "%s", run->probe);
-	if (sqldb_run_record(s->db, s->probe, run, &s->run_id, &s->replaced_runs,
-	                     &s->replaced_flows) != 0)
-		return -1;
 	/* A bulk load into an empty table: secondary indexes built once at the end, plain inserts
 	 * (each flow written once, its run just recorded), a rollback journal and no syncs, as
 	 * tcpdump -w; a power failure mid-run may damage a file that held no flows (the capture
-	 * can be run again). Why each, measured: bench/RESULTS.md, History. */
-	int64_t empty = 0;
-	if (s->bulk && sqldb_int(s->db, "SELECT NOT EXISTS (SELECT 1 FROM flows)", &empty) == 0 && empty) {
+	 * can be run again). Why each, measured: bench/RESULTS.md, History. The journal first:
+	 * its checkpoint empties the write-ahead log into the file while the disk has room. */
+	bool bulk = s->bulk && flows_empty_after(s, run);
+	if (bulk)
 		s->rollback_journal = sqldb_journal_mode(s->db, "delete", "OFF");
-		if (sqldb_drop_indexes(s->db) != 0)
-			return -1;
-		s->indexes_dropped = true;
-		if (sqldb_exec(s->db, "PRAGMA foreign_keys=OFF", "cannot defer the foreign key") != 0 ||
-		    prepare_insert(s, false) != 0)
-			return -1;
+	int64_t empty = 0;
+	if (sqldb_exec(s->db, "BEGIN IMMEDIATE", "cannot record the run") != 0)
+		goto fail;
+	if (sqldb_run_record(s->db, s->probe, run, &s->run_id, &s->replaced_runs,
+	                     &s->replaced_flows) != 0 ||
+	    (bulk && sqldb_int(s->db, "SELECT NOT EXISTS (SELECT 1 FROM flows)", &empty) == 0 &&
+	     empty && (sqldb_drop_indexes(s->db) != 0 || prepare_insert(s, false) != 0))) {
+		sqlite3_exec(sqldb_handle(s->db), "ROLLBACK", NULL, NULL, NULL);
+		goto fail;
 	}
+	s->in_txn = s->unrecorded = true;
+	s->drop_pending = bulk && empty;
 	s->last_commit_us = clock_mono_us();
 	return 0;
+fail:
+	s->replaced_runs = s->replaced_flows = 0;
+	wal_again(s);
+	return -1;
 }
 
 /* The indexes a bulk load left out, built now. 0 or -1. */
@@ -261,10 +323,7 @@ static int build_indexes(store *s)
 	if (sqldb_build_indexes(s->db) != 0 ||
 	    sqldb_exec(s->db, "PRAGMA foreign_keys=ON", "cannot enable foreign keys") != 0)
 		return -1;
-	/* back to WAL, for readers during later runs; should another connection hold the file
-	 * now, the next writer's open sets it */
-	if (s->rollback_journal && sqldb_journal_mode(s->db, "wal", "NORMAL"))
-		s->rollback_journal = false;
+	wal_again(s);
 	return prepare_insert(s, true);
 }
 
@@ -274,6 +333,8 @@ static int sink_flow(void *self, const struct flow_record *r)
 {
 	store *s = self;
 	sqlite3_stmt *st = s->ins_flow;
+	if (s->start_lost)
+		return -1; /* the run is not in the file: its rows would belong to nothing */
 	if (!s->in_txn) {
 		if (sqldb_exec(s->db, "BEGIN IMMEDIATE", "cannot start a transaction") != 0)
 			return -1;
@@ -329,13 +390,35 @@ static int count_run_flows(store *s, int64_t *n)
 	return rc == SQLITE_ROW ? 0 : -1;
 }
 
+/* A run whose record and first rows were rolled back together (a full disk): recorded now,
+ * where the disk allows, as failed with no flows (what the file holds of it; such a run never
+ * blocks the retry, RUN_PRODUCED). The commit's failure is what is said. Returns -1. */
+static int record_lost_run(store *s, const struct run_info *run, const char *why)
+{
+	struct run_info held = *run;
+	held.again = RUN_APPEND; /* no earlier run replaced: the rollback kept them */
+	held.status = "failed";
+	held.flows = 0;
+	int64_t runs, flows;
+	if (sqldb_exec(s->db, "BEGIN IMMEDIATE", "cannot record the run") != 0 ||
+	    sqldb_run_record(s->db, s->probe, &held, &s->run_id, &runs, &flows) != 0 ||
+	    sqldb_run_finish(s->db, s->probe, s->run_id, &held) != 0 ||
+	    sqldb_exec(s->db, "COMMIT", "cannot record the run") != 0)
+		sqlite3_exec(sqldb_handle(s->db), "ROLLBACK", NULL, NULL, NULL);
+	sqldb_failf(s->db, "%s", why);
+	return -1;
+}
+
 static int sink_end(void *self, const struct run_info *run)
 {
 	store *s = self;
-	/* the last rows' commit may fail (a full disk): the run is recorded all the same */
+	/* the last rows' commit may fail (a full disk): the run is recorded all the same (anew,
+	 * when its record went with the rows) */
 	int last = store_commit(s);
 	char why[1024];
 	snprintf(why, sizeof(why), "%s", store_error(s));
+	if (s->start_lost)
+		return record_lost_run(s, run, why);
 	if (sqldb_exec(s->db, "BEGIN IMMEDIATE", "cannot start a transaction") != 0)
 		return -1;
 	s->in_txn = true;
