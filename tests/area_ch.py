@@ -275,6 +275,16 @@ def t_ch_replace(binary, tmp):
            "rows of the earlier runs left in " + table)
     _, out, _ = run(["report", s.uri(name), "--format", "json"], binary, 0)
     eq([(r["probe"], r["flows"]) for r in json.loads(out)["runs"]], [("p", n)], "the runs reported")
+    # a run that ended without a flow (a failed one) is no earlier analysis: the retry goes on
+    s.query("ALTER TABLE flows DELETE WHERE 1", name)
+    s.query("ALTER TABLE runs UPDATE status = 'failed' WHERE 1", name)
+    for _ in range(100):
+        if not count("SELECT count() FROM system.mutations WHERE database = currentDatabase() AND NOT is_done"):
+            break
+        time.sleep(0.1)
+    rc, _, err = run(base[1:] + [s.uri(name)], binary)
+    eq(rc, 0, "the retry after a failed run without flows: " + err)
+    eq(count("SELECT count() FROM flows FINAL"), n, "the retry's flows")
     # a cluster: the rows would have to be deleted on each shard
     c, cl = ch_database(os.path.join(tmp, os.path.basename(tmp) + "_cluster"), cluster=True)
     run(base + [s.uri(cl)], binary, 0)

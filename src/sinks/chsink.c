@@ -146,9 +146,12 @@ static int earlier_runs(outbox *ob, void *conn, const struct run_info *run)
 	if (literal(run->probe, probe, sizeof(probe)) != 0 || literal(run->source, source, sizeof(source)) != 0)
 		return 0; /* too long to ask about: as if unknown */
 	int64_t got[3] = { 0, 0, 0 };
+	/* a run that ended without a flow is no earlier analysis (RUN_PRODUCED) */
 	snprintf(sql, sizeof(sql), "SELECT count(), max(id), (SELECT count() FROM flows FINAL WHERE "
 	         "probe = %s AND run_id GLOBAL IN (SELECT id FROM runs FINAL WHERE probe = %s AND source = %s)) "
-	         "FROM runs FINAL WHERE probe = %s AND source = %s", probe, probe, source, probe, source);
+	         "FROM runs FINAL WHERE probe = %s AND source = %s AND (status = 'running' OR id GLOBAL IN "
+	         "(SELECT DISTINCT run_id FROM flows FINAL WHERE probe = %s))",
+	         probe, probe, source, probe, source, probe);
 	if (ch_query(db, sql, count_row, got) != 0) {
 		outbox_fail(ob, "%s", ch_error(db));
 		return -1;
