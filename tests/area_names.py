@@ -9,7 +9,7 @@ import names_check  # noqa: E402  (tests/ is on sys.path)
 def t_names_shared(binary, tmp):
     """For every TCP stream of ../shared/captures in which tshark shows an HTTP Host or a TLS
     SNI, that name's host part is the flow's server_name (tests/names_check.py says how they
-    compare): at least 99% of them. (The ASan build reads every shared capture, names.c
+    compare): at least 99.5% of them (issue 31 item 9). (The ASan build reads every shared capture, names.c
     included, in shared-captures[asan].)"""
     if not os.path.isdir(SHARED):
         raise Skip("../shared/captures not present")
@@ -21,7 +21,7 @@ def t_names_shared(binary, tmp):
     pct = 100.0 * matched / total
     missed = ["%s %s:%s > %s:%s tshark %r stored %r" % (os.path.relpath(p, SHARED), t[0], t[1], t[2], t[3], n, s)
               for p, _, t, n, s in misses]
-    if pct < 99.0:
+    if pct < 99.5:
         raise AssertionError("%d of %d names stored (%.1f%%), misses:\n%s" % (matched, total, pct, "\n".join(missed)))
     return "%d of %d names tshark shows stored for the same flow (%.1f%%); missed: %s" % (
         matched, total, pct, "; ".join(missed) or "none")
