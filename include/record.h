@@ -40,6 +40,14 @@ struct side_record {
  * doubts (its protocol is off its usual port, nDPI's "known protocol on non-standard port" risk). */
 enum record_dpi { RDPI_OFF = 0, RDPI_PAYLOAD, RDPI_GUESS, RDPI_NONE, RDPI_OFFPORT };
 
+/* Whether nDPI's answer is weak: a pattern it doubts itself (offport: MQTT's in an LDAP flow on
+ * 389) or ports and addresses only (guess). Text outputs (report tables, -v lines, the
+ * dashboard) show such an application with RECORD_WEAK_MARK after it ("MQTT?") and say what
+ * the mark means once (RECORD_WEAK_LEGEND); the report's SQL asks the same of dpi_method. */
+static inline bool record_dpi_weak(uint8_t m) { return m == RDPI_OFFPORT || m == RDPI_GUESS; }
+#define RECORD_WEAK_MARK "?"
+#define RECORD_WEAK_LEGEND "app?: nDPI's guess is weak (dpi_method offport: off its port; guess: by port)"
+
 /* One finished flow as the sinks see it, every field final. Self-contained (numbers, enums,
  * fixed-size text): a plain copy is valid on any thread. Empty text is NULL. */
 struct flow_record {

@@ -171,3 +171,45 @@ def t_dpi_weak(binary, tmp):
         got = [(r["server_port"], r["app_proto"], r["dpi_method"])
                for r in rows(db, "SELECT server_port, app_proto, dpi_method FROM flows")]
         eq(got, [w], rel)
+
+
+LEGEND = "app?: nDPI's guess is weak (dpi_method offport: off its port; guess: by port)"
+
+
+@test("dpi-weak-guess-marked-in-text", ("release", "asan"))
+def t_dpi_weak_marked(binary, tmp):
+    """Where nDPI's answer is weak (dpi_method offport or guess) the text outputs mark the
+    application, "MQTT?", and say once what the mark means: the -v line of LDAP on 389 that
+    nDPI reads as MQTT, report --by server (SMTP on 25 read as MQTT) and --by app (its weak
+    flows a row of their own); JSON and CSV keep app_proto as stored, with app_weak 1. HTTP
+    read in the payload on 80 carries no mark and no legend (issue 31 item 10)."""
+    if not os.path.isdir(SHARED):
+        raise Skip("../shared/captures not present")
+    ldap = os.path.join(SHARED, "suricata-verify", "ldap-unbind__ldap.pcap")
+    smtp = os.path.join(SHARED, "suricata-verify", "smtp-attachment-md5__input.pcap")
+    http = os.path.join(SHARED, "tcpdump", "arcnet-rfc1201-arp-icmp-http.pcap")
+    db = os.path.join(tmp, "w.db")
+    _, out, _ = run(["-v", "-r", ldap, "-o", db], binary, 0)
+    eq(out.splitlines(), ["1.1.1.1.5555 > 2.2.2.2.389 complete MQTT? syn_win 8192/8192 rwnd 8192/8192 "
+                          "server - none client >=IW1 app", LEGEND], "-v lines")
+    _, out, _ = run(["-v", "-r", http, "-o", os.path.join(tmp, "h.db")], binary, 0)
+    assert " HTTP syn_win " in out and "?" not in out and "nDPI" not in out, out
+    run(["-q", "-r", smtp, "-r", http, "-o", db, "--append"], binary, 0)
+    _, out, _ = run(["report", db, "--by", "server"], binary, 0)
+    lines = out.splitlines()
+    row = [l.split() for l in lines if l.split()[:2] == ["172.16.92.2", "25"]]
+    eq([r[-2:] for r in row], [["MQTT?", "linuxbox"]], "the SMTP server's row: " + out)
+    http_row = [l.split() for l in lines if " 80 " in l]
+    assert http_row and "HTTP" in http_row[0] and "HTTP?" not in out, out
+    eq(lines.count("  " + LEGEND), 1, "the legend under the table: " + out)
+    _, out, _ = run(["report", db, "--by", "app"], binary, 0)
+    rwnd = out[out.index("Receiver classes by application"):].splitlines()
+    eq(rwnd[1:6], ["  app    rwnd_class  flows", "  HTTP   6KB             1", "  MQTT?  64KB            1",
+                   "  MQTT?  8192            1", "  " + LEGEND], "receiver classes by application")
+    by_app = out[:out.index("Server initial windows by server name")].splitlines()
+    eq([l.split()[0] for l in by_app[2:4]], ["HTTP", "MQTT?"], "IWs by application")
+    eq(by_app[4], "  " + LEGEND, "its legend")
+    _, js, _ = run(["report", db, "--by", "server", "--format", "json"], binary, 0)
+    srv = {(r["server_ip"], r["server_port"]): (r["app_proto"], r["app_weak"]) for r in json.loads(js)["servers"]}
+    eq(srv[("172.16.92.2", 25)], ("MQTT", 1), "JSON: the app as stored, app_weak 1")
+    assert all(w == 0 for (ip, port), (app, w) in srv.items() if port == 80), srv

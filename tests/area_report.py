@@ -5,7 +5,7 @@ import csv
 import io
 
 SERVER_COLS = ["server_ip", "server_port", "transport", "flows", "exact_flows", "iw", "iw_min", "iw_max", "lower_bound",
-               "iw_std", "verdict", "app_proto", "server_name"]
+               "iw_std", "verdict", "app_proto", "app_weak", "server_name"]
 
 
 def strict_json(text, what):

@@ -398,6 +398,40 @@ static void test_uitable(void)
 	/* the QUIC server's datagrams stay out of the TCP lower-bound histogram */
 	CHECK_EQ_INT(t.iw_lb[40], 0);
 	CHECK_EQ_INT(t.iw_exact[10], 1);
+	/* nDPI's weak guesses carry the mark (issue 31 item 10: LDAP on 389 read as MQTT), in the
+	 * server pane and the recent flows; a payload match and no answer do not */
+	static const struct { const char *ip, *app; uint8_t dpi; const char *want; } apps[] = {
+		{ "10.0.1.1", "MQTT", RDPI_OFFPORT, "MQTT?" }, { "10.0.1.2", "LDAP", RDPI_GUESS, "LDAP?" },
+		{ "10.0.1.3", "HTTP", RDPI_PAYLOAD, "HTTP" },  { "10.0.1.4", "", RDPI_NONE, "-" },
+	};
+	for (size_t i = 0; i < sizeof(apps) / sizeof(apps[0]); i++) {
+		struct flow_record r;
+		memset(&r, 0, sizeof(r));
+		r.ip_ver = 4;
+		snprintf(r.server_ip, sizeof(r.server_ip), "%s", apps[i].ip);
+		snprintf(r.client_ip, sizeof(r.client_ip), "192.0.2.1");
+		snprintf(r.app_proto, sizeof(r.app_proto), "%s", apps[i].app);
+		r.dpi_method = apps[i].dpi;
+		r.server_port = 389;
+		r.transport = 6;
+		r.s.iw_limit = LIMIT_APP;
+		r.s.iw_segs = 1;
+		r.c.iw_segs = r.s.iw_bytes = r.c.iw_bytes = NULL64;
+		uitable_add(&t, &r);
+		const struct uitable_recent *e = uitable_recent_at(&t, 0);
+		if (strcmp(e->app, apps[i].want))
+			printf("  recent flow's app: %s, want %s\n", e->app, apps[i].want);
+		CHECK(!strcmp(e->app, apps[i].want));
+	}
+	n = uitable_servers(&t, NULL, UITABLE_BY_NAME, list);
+	unsigned marked = 0;
+	for (unsigned i = 0; i < n; i++)
+		for (size_t k = 0; k < sizeof(apps) / sizeof(apps[0]); k++)
+			if (!strncmp(list[i]->addr, apps[k].ip, strlen(apps[k].ip)) && apps[k].app[0]) {
+				CHECK(!strcmp(list[i]->app, apps[k].want));
+				marked += !!strchr(list[i]->app, '?');
+			}
+	CHECK_EQ_INT(marked, 2);
 	uitable_free(&t);
 }
 

@@ -20,6 +20,7 @@
 #include "dbread.h"
 #include "exitcode.h"
 #include "json.h"
+#include "record.h"
 #include "reportsql.h"
 
 enum fmt { FMT_TABLE, FMT_CSV, FMT_JSON };
@@ -75,6 +76,8 @@ struct cell {
 struct table {
 	int ncols;
 	char *names[MAX_COLS];
+	int app_col, weak_col;   /* app_proto and app_weak (shown as "MQTT?", not a column); -1: none */
+	bool weak_shown;         /* a row's app carries the mark: the legend follows the table */
 	struct cell *cells; /* nrows * ncols */
 	size_t nrows, cap;
 	size_t limit;         /* rows kept; 0 = all */
@@ -132,9 +135,17 @@ static int table_row(void *arg, int ncols, const char *const *names, const char 
 		ncols = MAX_COLS;
 	if (!vals) {
 		t->ncols = ncols;
-		for (int i = 0; i < ncols; i++)
+		t->app_col = t->weak_col = -1;
+		for (int i = 0; i < ncols; i++) {
 			if (!(t->names[i] = strdup(names[i])))
 				return t->nomem = true, 1;
+			if (!strcmp(names[i], "app_proto"))
+				t->app_col = i;
+			else if (!strcmp(names[i], "app_weak"))
+				t->weak_col = i;
+		}
+		if (t->app_col < 0)
+			t->weak_col = -1; /* nothing to mark: a column like any other */
 		return 0;
 	}
 	if (t->limit && t->nrows >= t->limit) {
@@ -150,9 +161,18 @@ static int table_row(void *arg, int ncols, const char *const *names, const char 
 		t->cap = cap;
 	}
 	struct cell *row = t->cells + t->nrows * (size_t)ncols;
+	bool weak = t->weak_col >= 0 && vals[t->weak_col] && atoi(vals[t->weak_col]) == 1 &&
+	            vals[t->app_col];
 	for (int i = 0; i < ncols; i++) {
 		row[i].type = vals[i] ? types[i] : DB_NULL;
-		row[i].text = shown(vals[i] ? vals[i] : "-", t->utf8, &row[i].width);
+		char marked[APP_PROTO_MAX + sizeof(RECORD_WEAK_MARK)];
+		const char *v = vals[i] ? vals[i] : "-";
+		if (weak && i == t->app_col) {
+			snprintf(marked, sizeof(marked), "%s%s", v, RECORD_WEAK_MARK);
+			v = marked;
+			t->weak_shown = true;
+		}
+		row[i].text = shown(v, t->utf8, &row[i].width);
 		if (!row[i].text) {
 			while (i--)
 				free(row[i].text);
@@ -250,8 +270,10 @@ static void print_table(const struct report_section *sec, const struct table *t,
 		printf("  (none)\n\n");
 		return;
 	}
-	int w[MAX_COLS], minw[MAX_COLS], total = 0;
+	int w[MAX_COLS], minw[MAX_COLS], total = 0, lastcol = t->ncols - 1;
 	bool cut[MAX_COLS], numeric[MAX_COLS];
+	if (lastcol == t->weak_col)
+		lastcol--;
 	for (int i = 0; i < t->ncols; i++) {
 		w[i] = minw[i] = (int)strlen(column_title(t->names[i]));
 		numeric[i] = false;
@@ -264,7 +286,10 @@ static void print_table(const struct report_section *sec, const struct table *t,
 		cut[i] = cuttable(t, i);
 		if (minw[i] < MIN_CUT)
 			minw[i] = MIN_CUT;
-		total += 2 + w[i];
+		if (i == t->weak_col) /* said by the app's mark */
+			w[i] = minw[i] = 0, cut[i] = false;
+		else
+			total += 2 + w[i];
 	}
 	/* on a terminal: narrow the widest name column until the table fits; addresses and
 	 * numbers keep their width. A table that cannot fit so is shown whole (the terminal
@@ -284,8 +309,10 @@ static void print_table(const struct report_section *sec, const struct table *t,
 	if (need <= term->cols)
 		memcpy(w, fitted, sizeof(w));
 	for (int i = 0; i < t->ncols; i++) {
+		if (i == t->weak_col)
+			continue;
 		const char *title = column_title(t->names[i]);
-		bool last = i == t->ncols - 1;
+		bool last = i == lastcol;
 		int pad = w[i] - (int)strlen(title);
 		printf("  ");
 		if (numeric[i])
@@ -297,8 +324,10 @@ static void print_table(const struct report_section *sec, const struct table *t,
 	putchar('\n');
 	for (size_t r = 0; r < t->nrows; r++) {
 		for (int i = 0; i < t->ncols; i++) {
+			if (i == t->weak_col)
+				continue;
 			const struct cell *c = &t->cells[r * (size_t)t->ncols + i];
-			bool last = i == t->ncols - 1;
+			bool last = i == lastcol;
 			printf("  ");
 			if (numeric[i]) {
 				spaces(w[i] - c->width);
@@ -312,6 +341,8 @@ static void print_table(const struct report_section *sec, const struct table *t,
 	if (t->more)
 		printf("  %s %llu more row%s (--limit 0 for all)\n", term->utf8 ? "\u2026" : "...",
 		       t->more, t->more == 1 ? "" : "s");
+	if (t->weak_shown)
+		printf("  %s\n", RECORD_WEAK_LEGEND);
 	putchar('\n');
 }
 

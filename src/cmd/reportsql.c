@@ -103,30 +103,60 @@ static const struct report_section summary_sections[] = {
 	  "WHERE end_reason = 'evicted' GROUP BY probe, run_id ORDER BY probe, run_id" } },
 };
 
+/* app_weak beside app_proto: 1 where nDPI's answer is weak, flows.dpi_method offport or guess
+ * (record_dpi_weak); a table shows it as "MQTT?" and a legend (report.c). A server's app_weak
+ * is its shown app's (the most common, as server_iw picks it): 1 when none of the server's
+ * flows of that app was read in the payload on its usual port. By application, the weak
+ * flows of an app are a row of their own (a guess always names an app: Unknown is never weak). */
+#define DPI_WEAK "dpi_method IN ('offport', 'guess')"
+#define CH_DPI_WEAK "ifNull(dpi_method, '') IN ('offport', 'guess')"
+
 static const struct report_section server_sections[] = {
 	{ "servers", "Servers: initial window verdicts", 100, {
+	  "SELECT s.server_ip, s.server_port, s.transport, s.flows, s.exact_flows, s.iw, s.iw_min, "
+	  "s.iw_max, s.lower_bound, s.iw_std, s.verdict, s.app_proto, coalesce(w.app_weak, 0) AS app_weak, "
+	  "s.server_name FROM server_iw AS s LEFT JOIN (SELECT coalesce(transport, 'tcp') AS transport, "
+	  "server_ip, server_port, app_proto, min(CASE WHEN " DPI_WEAK " THEN 1 ELSE 0 END) AS app_weak "
+	  "FROM flows WHERE s_iw_limit IS NOT NULL AND s_iw_limit <> 'none' AND app_proto IS NOT NULL "
+	  "GROUP BY 1, 2, 3, 4) AS w ON w.transport = s.transport AND w.server_ip = s.server_ip "
+	  "AND w.server_port = s.server_port AND w.app_proto = s.app_proto "
+	  "ORDER BY s.flows DESC, s.server_ip, s.server_port, s.transport",
 	  "SELECT server_ip, server_port, transport, flows, exact_flows, iw, iw_min, iw_max, "
-	  "lower_bound, iw_std, verdict, app_proto, server_name FROM server_iw "
-	  "ORDER BY flows DESC, server_ip, server_port, transport",
-	  NULL } },
+	  "lower_bound, iw_std, verdict, app_proto, app_weak, server_name FROM server_iw "
+	  "ANY LEFT JOIN (SELECT transport, server_ip, server_port, app_weak FROM ("
+	  "SELECT coalesce(transport, 'tcp') AS transport, server_ip, server_port, app_proto AS app, "
+	  "min(if(" CH_DPI_WEAK ", 1, 0)) AS app_weak FROM flows FINAL "
+	  "WHERE s_iw_limit IS NOT NULL AND s_iw_limit != 'none' AND app_proto IS NOT NULL "
+	  "GROUP BY transport, server_ip, server_port, app ORDER BY count() DESC, app "
+	  "LIMIT 1 BY transport, server_ip, server_port)) USING (transport, server_ip, server_port) "
+	  "ORDER BY flows DESC, server_ip, server_port, transport" } },
 };
 
 static const struct report_section app_sections[] = {
 	{ "iw_by_app", "Server initial windows by application", DEFAULT_ROWS, {
-	  "SELECT app_proto, iw_class, iw_limit, flows, servers FROM iw_by_app "
-	  "ORDER BY 1, iw_limit <> 'cwnd', flows DESC, 2, 3",
-	  "SELECT app_proto, iw_class, iw_limit, flows, servers FROM iw_by_app "
-	  "ORDER BY app_proto, iw_limit != 'cwnd' NULLS FIRST, flows DESC, iw_class, "
-	  "iw_limit NULLS FIRST" } },
+	  "SELECT coalesce(app_proto, 'Unknown') AS app_proto, "
+	  "CASE WHEN " DPI_WEAK " THEN 1 ELSE 0 END AS app_weak, "
+	  "s_iw_class AS iw_class, s_iw_limit AS iw_limit, count(*) AS flows, "
+	  "count(DISTINCT server_ip) AS servers FROM flows WHERE s_iw_class IS NOT NULL "
+	  "GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, s_iw_limit <> 'cwnd', 5 DESC, 3, 4",
+	  "SELECT coalesce(app_proto, 'Unknown') AS app_proto, if(" CH_DPI_WEAK ", 1, 0) AS app_weak, "
+	  "s_iw_class AS iw_class, s_iw_limit AS iw_limit, count() AS flows, "
+	  "uniqExact(server_ip) AS servers FROM flows FINAL WHERE s_iw_class IS NOT NULL "
+	  "GROUP BY app_proto, app_weak, iw_class, iw_limit ORDER BY app_proto, app_weak, "
+	  "iw_limit != 'cwnd' NULLS FIRST, flows DESC, iw_class, iw_limit NULLS FIRST" } },
 	{ "iw_by_name", "Server initial windows by server name", 50, {
 	  "SELECT server_name, iw_class, iw_limit, flows FROM iw_by_name "
 	  "ORDER BY flows DESC, 1, 2, 3",
 	  "SELECT server_name, iw_class, iw_limit, flows FROM iw_by_name "
 	  "ORDER BY flows DESC, server_name, iw_class, iw_limit NULLS FIRST" } },
 	{ "rwnd_by_app", "Receiver classes by application", DEFAULT_ROWS, {
-	  "SELECT app_proto, rwnd_class, flows FROM rwnd_by_app ORDER BY 1, flows DESC, 2",
-	  "SELECT app_proto, rwnd_class, flows FROM rwnd_by_app "
-	  "ORDER BY app_proto, flows DESC, rwnd_class" } },
+	  "SELECT coalesce(app_proto, 'Unknown') AS app_proto, "
+	  "CASE WHEN " DPI_WEAK " THEN 1 ELSE 0 END AS app_weak, "
+	  "c_rwnd_class AS rwnd_class, count(*) AS flows FROM flows WHERE c_rwnd_class IS NOT NULL "
+	  "GROUP BY 1, 2, 3 ORDER BY 1, 2, flows DESC, 3",
+	  "SELECT coalesce(app_proto, 'Unknown') AS app_proto, if(" CH_DPI_WEAK ", 1, 0) AS app_weak, "
+	  "c_rwnd_class AS rwnd_class, count() AS flows FROM flows FINAL WHERE c_rwnd_class IS NOT NULL "
+	  "GROUP BY app_proto, app_weak, rwnd_class ORDER BY app_proto, app_weak, flows DESC, rwnd_class" } },
 };
 
 static const struct report_section rwnd_sections[] = {

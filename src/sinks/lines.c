@@ -10,6 +10,7 @@
 struct lines {
 	FILE *out;
 	bool json;
+	bool weak_shown; /* a line's app carried RECORD_WEAK_MARK: the legend closes the run */
 };
 
 static const char *txt(const char *s) { return s ? s : "-"; }
@@ -40,10 +41,12 @@ static int lines_flow(void *self, const struct flow_record *r)
 			snprintf(cw, sizeof(cw), "%" PRId64, r->c.syn_win);
 		if (r->s.syn_win != NULL64)
 			snprintf(sw, sizeof(sw), "%" PRId64, r->s.syn_win);
-		fprintf(o, "%s.%d > %s.%d %s %s syn_win %s/%s rwnd %s/%s server %s %s client %s %s\n",
+		bool weak = r->app_proto[0] && record_dpi_weak(r->dpi_method);
+		l->weak_shown |= weak;
+		fprintf(o, "%s.%d > %s.%d %s %s%s syn_win %s/%s rwnd %s/%s server %s %s client %s %s\n",
 		        r->client_ip, r->client_port, r->server_ip, r->server_port,
 		        classify_handshake_name((enum handshake_kind)r->handshake),
-		        r->app_proto[0] ? r->app_proto : "-", cw, sw,
+		        r->app_proto[0] ? r->app_proto : "-", weak ? RECORD_WEAK_MARK : "", cw, sw,
 		        txt(classify_rwnd_name((enum rwnd_class)r->c.rwnd_class)),
 		        txt(classify_rwnd_name((enum rwnd_class)r->s.rwnd_class)),
 		        r->s.iw_class[0] ? r->s.iw_class : "-", txt(classify_limit_name((enum ff_limit)r->s.iw_limit)),
@@ -71,6 +74,16 @@ static int lines_nop(void *self, const struct run_info *run)
 	return 0;
 }
 
+/* The run's end: the legend of the mark, when a line carried it. */
+static int lines_end(void *self, const struct run_info *run)
+{
+	struct lines *l = self;
+	(void)run;
+	if (l->weak_shown && fprintf(l->out, "%s\n", RECORD_WEAK_LEGEND) < 0)
+		return -1;
+	return 0;
+}
+
 static int lines_tick(void *self)
 {
 	struct lines *l = self;
@@ -90,7 +103,7 @@ static const struct sink_ops lines_ops = {
 	.begin = lines_nop,
 	.flow = lines_flow,
 	.tick = lines_tick,
-	.end = lines_nop,
+	.end = lines_end,
 	.close = lines_close,
 	.error = lines_error,
 };

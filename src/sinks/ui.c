@@ -421,7 +421,8 @@ static void draw_help(int rows, int cols)
 		"Tab      next pane (servers, recent flows)",
 		"j k      scroll down / up (also the arrow keys, PgUp, PgDn)",
 		"s        change the server sort: flows, IW, recent, name",
-		"?        this help (any key closes it)",
+		"?        this help (any key closes it)", "",
+		RECORD_WEAK_LEGEND,
 	};
 	int n = (int)(sizeof(lines) / sizeof(lines[0]));
 	int y0 = (rows - n) / 2 > 0 ? (rows - n) / 2 : 0;

@@ -74,6 +74,16 @@ static void printable(char *dst, size_t len, const char *src)
 	dst[i] = '\0';
 }
 
+/* The flow's application as the panes show it: printable, "-" without one, "MQTT?" where
+ * nDPI's guess is weak (record_dpi_weak; the help screen says what the mark means). */
+static void app_shown(char *dst, size_t len, const struct flow_record *r)
+{
+	char app[APP_PROTO_MAX + sizeof(RECORD_WEAK_MARK)];
+	snprintf(app, sizeof(app), "%s%s", r->app_proto[0] ? r->app_proto : "-",
+	         r->app_proto[0] && record_dpi_weak(r->dpi_method) ? RECORD_WEAK_MARK : "");
+	printable(dst, len, app);
+}
+
 /* "ip:port", or "[ip]:port" for IPv6 (RFC 3986). */
 /* A server as the dashboard names it: address and port, "/quic" for a QUIC server (its
  * flights count datagrams: never added to a TCP server's). */
@@ -103,7 +113,7 @@ static void server_add(struct uitable_server *s, const struct flow_record *r, ui
 		s->lb = segs;
 	}
 	if (r->app_proto[0])
-		printable(s->app, sizeof(s->app), r->app_proto);
+		app_shown(s->app, sizeof(s->app), r);
 	if (r->server_name[0])
 		printable(s->name, sizeof(s->name), r->server_name);
 }
@@ -115,7 +125,7 @@ static void recent_add(struct uitable *t, const struct flow_record *r, const cha
 	struct uitable_recent *e = &t->recent[t->recent_head];
 	snprintf(e->client, sizeof(e->client), "%s", r->client_ip);
 	snprintf(e->server, sizeof(e->server), "%s", server);
-	printable(e->app, sizeof(e->app), r->app_proto[0] ? r->app_proto : "-");
+	app_shown(e->app, sizeof(e->app), r);
 	snprintf(e->cwin, sizeof(e->cwin), "-");
 	snprintf(e->swin, sizeof(e->swin), "-");
 	snprintf(e->ff, sizeof(e->ff), "-");
