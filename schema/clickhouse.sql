@@ -95,7 +95,7 @@ CREATE TABLE IF NOT EXISTS {db}.flows{local} (
   c_quirks      Nullable(Int64),  s_quirks      Nullable(Int64),  -- bits: 1 bad option, 2 options cut, 4 data after EOL, 8 IP options, 16 payload cut
   c_syn_bytes   Nullable(Int64),  s_syn_bytes   Nullable(Int64),  -- payload on the SYN
   c_syn_retx    Nullable(Int64),  s_syn_retx    Nullable(Int64),  -- retransmitted SYNs / SYN-ACKs
-  c_rwnd_class  Nullable(String),     s_rwnd_class  Nullable(String),     -- 6KB | 10MSS | 20MSS | 64KB | 8192 | 16384 | other
+  c_rwnd_class  Nullable(String),     s_rwnd_class  Nullable(String),     -- 6KB | 10MSS | 20MSS | 64KB | 8192 | 16384 | small | other
   -- what each side sent
   c_pkts        Nullable(Int64),  s_pkts        Nullable(Int64),
   c_bytes       Nullable(Int64),  s_bytes       Nullable(Int64),  -- payload bytes

@@ -76,7 +76,7 @@ CREATE TABLE flows (
   c_quirks      bigint,  s_quirks      bigint,  -- bits: 1 bad option, 2 options cut, 4 data after EOL, 8 IP options, 16 payload cut
   c_syn_bytes   bigint,  s_syn_bytes   bigint,  -- payload on the SYN
   c_syn_retx    bigint,  s_syn_retx    bigint,  -- retransmitted SYNs / SYN-ACKs
-  c_rwnd_class  text,     s_rwnd_class  text,     -- 6KB | 10MSS | 20MSS | 64KB | 8192 | 16384 | other
+  c_rwnd_class  text,     s_rwnd_class  text,     -- 6KB | 10MSS | 20MSS | 64KB | 8192 | 16384 | small | other
   -- what each side sent
   c_pkts        bigint,  s_pkts        bigint,
   c_bytes       bigint,  s_bytes       bigint,  -- payload bytes

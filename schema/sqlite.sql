@@ -83,7 +83,7 @@ CREATE TABLE flows (
   c_quirks      INTEGER,  s_quirks      INTEGER,  -- bits: 1 bad option, 2 options cut, 4 data after EOL, 8 IP options, 16 payload cut
   c_syn_bytes   INTEGER,  s_syn_bytes   INTEGER,  -- payload on the SYN
   c_syn_retx    INTEGER,  s_syn_retx    INTEGER,  -- retransmitted SYNs / SYN-ACKs
-  c_rwnd_class  TEXT,     s_rwnd_class  TEXT,     -- 6KB | 10MSS | 20MSS | 64KB | 8192 | 16384 | other
+  c_rwnd_class  TEXT,     s_rwnd_class  TEXT,     -- 6KB | 10MSS | 20MSS | 64KB | 8192 | 16384 | small | other
   -- what each side sent
   c_pkts        INTEGER,  s_pkts        INTEGER,
   c_bytes       INTEGER,  s_bytes       INTEGER,  -- payload bytes

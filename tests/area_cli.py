@@ -69,6 +69,10 @@ def t_cli(binary, tmp):
     eq(rc, 0, "--help")
     for opt in ("-r FILE", "-o DB", "-c COUNT", "-F", "--timing", "report"):
         assert opt in out, opt
+    # what a row holds beyond the verdicts (issue 31: the file, the class "small", nDPI's method)
+    for word in ("source_file (the -r file the flow began in", "small: below ten segments",
+                 "dpi_method (how sure nDPI was: payload, offport, guess, none", '"MQTT?"'):
+        assert word in " ".join(out.split()), word
     rc, out, _ = run(["--version"], binary)
     eq(rc, 0, "--version")
     for word in ("iwscope", "libpcap", "nDPI", "SQLite"):

@@ -164,6 +164,23 @@ def t_help_man_agree(binary, tmp):
     assert "merge [-q]" in out, out
 
 
+@test("schema-comments-list-receiver-classes")
+def t_schema_rwnd_classes(binary, tmp):
+    """The comment beside c_rwnd_class and s_rwnd_class in each dialect's schema lists every
+    receiver class classify.c names (issue 31: `small` was missing)."""
+    src = open(os.path.join(ROOT, "src", "analysis", "classify.c")).read()
+    m = re.search(r'names\[\] = \{ NULL, ([^}]*)\}', src)
+    assert m, "classify.c's receiver class names"
+    classes = re.findall(r'"([^"]+)"', m.group(1))
+    assert "small" in classes and "other" in classes, classes
+    for dialect in ("sqlite", "postgresql", "clickhouse"):
+        sql = open(os.path.join(ROOT, "schema", dialect + ".sql")).read()
+        line = [l for l in sql.splitlines() if "c_rwnd_class" in l and "s_rwnd_class" in l and "--" in l]
+        eq(len(line), 1, dialect + ": the receiver classes' line")
+        listed = [c.strip() for c in line[0].split("--", 1)[1].split("|")]
+        eq(sorted(listed), sorted(classes), dialect + ": the classes listed")
+
+
 @test("readme-6kb-question-counts-clients")
 def t_readme_clients(binary, tmp):
     """The README's "how many clients advertise 6KB" query counts clients, not flows."""
