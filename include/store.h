@@ -30,8 +30,7 @@ void store_check_same(store *s);
 /* The earlier runs of the same source (and their flows) that this run replaced (--replace). */
 void store_replaced(const store *s, int64_t *runs, int64_t *flows);
 
-/* The sink that writes runs and flows into s. A run's record is committed with its first
- * rows (or alone at the first tick): a disk too full for them leaves no run 'running'. */
+/* The sink that writes runs and flows into s. */
 struct sink store_sink(store *s);
 
 /* The last error of s, one line. */

@@ -486,10 +486,10 @@ def t_full_disk(binary, tmp):
         eq((r["status"], r["flows"]), ("failed", stored), "the run's record against the flows table")
     finally:
         subprocess.run(["umount", mnt])
-    # A disk full at the run's start (120 KiB: room for the schema, not for the run's record
-    # with its first rows): no run is left 'running' with no flows, and once there is room the
-    # same files run again without --replace (the run used to refuse it: "was analysed here
-    # before ... 0 flows").
+    # A disk full at the run's start (120 KiB: room for the schema, not for the run's record and
+    # the bulk load's preparation): no run is left 'running' with no flows, and once there is
+    # room the same files run again without --replace (the retry used to be refused: "was
+    # analysed here before ... 0 flows").
     if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=120k", "tmpfs", mnt]).returncode:
         raise Skip("cannot mount a tmpfs here")
     try:

@@ -30,9 +30,6 @@ struct store {
 	                          * meanwhile rows are plain inserts, without the foreign key's
 	                          * check */
 	bool rollback_journal;   /* that load runs in rollback-journal mode, WAL again after it */
-	bool unrecorded;         /* the run's record is in the open transaction, not committed yet */
-	bool drop_pending;       /* that transaction dropped the indexes for a bulk load */
-	bool start_lost;         /* its commit failed: nothing of the run is in the file */
 	uint64_t last_commit_us;  /* monotonic */
 	int64_t replaced_runs, replaced_flows; /* --replace: what the run took the place of */
 	bool lost;               /* a write or commit failed: rows were rolled back (a full disk) */
@@ -217,20 +214,6 @@ static void wal_again(store *s)
 		s->rollback_journal = false;
 }
 
-/* The run's record just committed (with its first rows): the bulk load it began goes on
- * without the foreign key's check (a pragma outside a transaction only). 0 or -1. */
-static int recorded(store *s)
-{
-	s->unrecorded = false;
-	if (!s->drop_pending) {
-		wal_again(s); /* the table was not empty after all */
-		return 0;
-	}
-	s->drop_pending = false;
-	s->indexes_dropped = true;
-	return sqldb_exec(s->db, "PRAGMA foreign_keys=OFF", "cannot defer the foreign key");
-}
-
 int store_commit(store *s)
 {
 	if (!s->in_txn)
@@ -239,19 +222,12 @@ int store_commit(store *s)
 		sqlite3_exec(sqldb_handle(s->db), "ROLLBACK", NULL, NULL, NULL);
 		s->in_txn = false;
 		s->lost = true;
-		/* the run's record went with it: no trace of a run that never held a row, nothing
-		 * 'running' in the retry's way (--replace's deletions undone too) */
-		if (s->unrecorded) {
-			s->start_lost = true;
-			s->drop_pending = false;
-			s->replaced_runs = s->replaced_flows = 0;
-		}
 		return -1;
 	}
 	s->in_txn = false;
 	s->pending = 0;
 	s->last_commit_us = clock_mono_us();
-	return s->unrecorded ? recorded(s) : 0;
+	return 0;
 }
 
 void store_replaced(const store *s, int64_t *runs, int64_t *flows)
@@ -277,11 +253,27 @@ static bool flows_empty_after(store *s, const struct run_info *run)
 	return empty;
 }
 
+/* A run recorded whose start then failed: its end recorded now, where the disk allows, as
+ * failed with no flows (RUN_PRODUCED: it never stands in the retry's way). The start's error
+ * stays what is said. Returns -1. */
+static int begin_failed(store *s, const struct run_info *run)
+{
+	char why[1024];
+	snprintf(why, sizeof(why), "%s", store_error(s));
+	struct run_info ended = *run;
+	ended.status = "failed";
+	ended.finished_us = clock_wall_us();
+	ended.flows = 0;
+	ended.nreasons = 0;
+	sqldb_run_finish(s->db, s->probe, s->run_id, &ended);
+	sqldb_failf(s->db, "%s", why);
+	return -1;
+}
+
 /* Records the run (sqldb_run_record: an earlier run of the same capture files is refused or
  * replaced) and, for a bulk load into an empty table, drops the flows' secondary indexes, in
- * a transaction left open for the first rows: the record is committed with them (or alone by
- * the next tick), so a disk too full for them leaves no record of the run, nothing 'running'
- * that would stand in the retry's way. */
+ * one transaction: a start the disk has no room for leaves no run behind ('running' with no
+ * flow, in the retry's way), and --replace's deletions stand only with the new record. */
 static int sink_begin(void *self, const struct run_info *run)
 {
 	store *s = self;
@@ -289,8 +281,10 @@ static int sink_begin(void *self, const struct run_info *run)
 	/* A bulk load into an empty table: secondary indexes built once at the end, plain inserts
 	 * (each flow written once, its run just recorded), a rollback journal and no syncs, as
 	 * tcpdump -w; a power failure mid-run may damage a file that held no flows (the capture
-	 * can be run again). Why each, measured: bench/RESULTS.md, History. The journal first:
-	 * its checkpoint empties the write-ahead log into the file while the disk has room. */
+	 * can be run again). Why each, measured: bench/RESULTS.md, History. The journal first
+	 * (a mode changes outside a transaction): its checkpoint empties the write-ahead log into
+	 * the file, and a rollback journal is deleted after each commit, so the run's end finds
+	 * the room its failed rows took (a full disk). */
 	bool bulk = s->bulk && flows_empty_after(s, run);
 	if (bulk)
 		s->rollback_journal = sqldb_journal_mode(s->db, "delete", "OFF");
@@ -300,13 +294,20 @@ static int sink_begin(void *self, const struct run_info *run)
 	if (sqldb_run_record(s->db, s->probe, run, &s->run_id, &s->replaced_runs,
 	                     &s->replaced_flows) != 0 ||
 	    (bulk && sqldb_int(s->db, "SELECT NOT EXISTS (SELECT 1 FROM flows)", &empty) == 0 &&
-	     empty && (sqldb_drop_indexes(s->db) != 0 || prepare_insert(s, false) != 0))) {
+	     empty && sqldb_drop_indexes(s->db) != 0) ||
+	    sqldb_exec(s->db, "COMMIT", "cannot record the run") != 0) {
 		sqlite3_exec(sqldb_handle(s->db), "ROLLBACK", NULL, NULL, NULL);
 		goto fail;
 	}
-	s->in_txn = s->unrecorded = true;
-	s->drop_pending = bulk && empty;
 	s->last_commit_us = clock_mono_us();
+	if (!bulk || !empty) {
+		wal_again(s); /* the table was not empty after all */
+		return 0;
+	}
+	s->indexes_dropped = true;
+	if (sqldb_exec(s->db, "PRAGMA foreign_keys=OFF", "cannot defer the foreign key") != 0 ||
+	    prepare_insert(s, false) != 0)
+		return begin_failed(s, run);
 	return 0;
 fail:
 	s->replaced_runs = s->replaced_flows = 0;
@@ -333,8 +334,6 @@ static int sink_flow(void *self, const struct flow_record *r)
 {
 	store *s = self;
 	sqlite3_stmt *st = s->ins_flow;
-	if (s->start_lost)
-		return -1; /* the run is not in the file: its rows would belong to nothing */
 	if (!s->in_txn) {
 		if (sqldb_exec(s->db, "BEGIN IMMEDIATE", "cannot start a transaction") != 0)
 			return -1;
@@ -390,35 +389,13 @@ static int count_run_flows(store *s, int64_t *n)
 	return rc == SQLITE_ROW ? 0 : -1;
 }
 
-/* A run whose record and first rows were rolled back together (a full disk): recorded now,
- * where the disk allows, as failed with no flows (what the file holds of it; such a run never
- * blocks the retry, RUN_PRODUCED). The commit's failure is what is said. Returns -1. */
-static int record_lost_run(store *s, const struct run_info *run, const char *why)
-{
-	struct run_info held = *run;
-	held.again = RUN_APPEND; /* no earlier run replaced: the rollback kept them */
-	held.status = "failed";
-	held.flows = 0;
-	int64_t runs, flows;
-	if (sqldb_exec(s->db, "BEGIN IMMEDIATE", "cannot record the run") != 0 ||
-	    sqldb_run_record(s->db, s->probe, &held, &s->run_id, &runs, &flows) != 0 ||
-	    sqldb_run_finish(s->db, s->probe, s->run_id, &held) != 0 ||
-	    sqldb_exec(s->db, "COMMIT", "cannot record the run") != 0)
-		sqlite3_exec(sqldb_handle(s->db), "ROLLBACK", NULL, NULL, NULL);
-	sqldb_failf(s->db, "%s", why);
-	return -1;
-}
-
 static int sink_end(void *self, const struct run_info *run)
 {
 	store *s = self;
-	/* the last rows' commit may fail (a full disk): the run is recorded all the same (anew,
-	 * when its record went with the rows) */
+	/* the last rows' commit may fail (a full disk): the run is recorded all the same */
 	int last = store_commit(s);
 	char why[1024];
 	snprintf(why, sizeof(why), "%s", store_error(s));
-	if (s->start_lost)
-		return record_lost_run(s, run, why);
 	if (sqldb_exec(s->db, "BEGIN IMMEDIATE", "cannot start a transaction") != 0)
 		return -1;
 	s->in_txn = true;
