@@ -19,6 +19,7 @@
 
 #include "classify.h"
 #include "clock.h"
+#include "sink_kinds.h"
 #include "uitable.h"
 
 enum { PANE_SERVERS = 0, PANE_RECENT, N_PANES };
@@ -609,3 +610,21 @@ enum ui_action ui_keys(ui *u)
 	}
 	return act;
 }
+
+/* ---- the registry's "dashboard" kind (sink_kinds.h): a live run or a replay on a terminal ---- */
+
+static bool kind_wanted(const struct sink_conf *c) { return c->dashboard; }
+
+static int kind_open(const struct sink_conf *c, struct sink *out, char *err, size_t errlen)
+{
+	(void)err;
+	(void)errlen;
+	struct ui_opts uo = { c->source, c->color };
+	ui *dash = ui_open(&uo);
+	*out = dash ? ui_sink(dash) : (struct sink){ NULL, NULL };
+	return 0;
+}
+
+const struct sink_kind ui_kind = {
+	.name = "dashboard", .terminal = true, .wanted = kind_wanted, .open = kind_open,
+};
