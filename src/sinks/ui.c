@@ -611,6 +611,20 @@ enum ui_action ui_keys(ui *u)
 	return act;
 }
 
+enum ui_action ui_turn(ui *u, uint64_t packets, uint32_t open_flows, uint64_t now_us,
+                       uint64_t refresh_us, uint64_t *last_draw_us)
+{
+	enum ui_action a = ui_keys(u);
+	if (a == UI_QUIT)
+		return a;
+	ui_counters(u, packets, open_flows);
+	if (now_us - *last_draw_us >= refresh_us || a != UI_NONE) {
+		ui_draw(u, a != UI_NONE);
+		*last_draw_us = now_us;
+	}
+	return a;
+}
+
 /* ---- the registry's "dashboard" kind (sink_kinds.h): a live run or a replay on a terminal ---- */
 
 static bool kind_wanted(const struct sink_conf *c) { return c->dashboard; }
