@@ -3,8 +3,9 @@
  * const struct sink_kind NAME_kind (sink.h) that the kind's own file defines, with its
  * wanted() and open(); sink.c makes its table of them (sink_kind_at).
  *
- * Adding a sink: its file (in src/sinks/: its sink_ops, and its NAME_kind, which includes
- * this header so that the compiler checks it against the declaration) and one line here. */
+ * Adding a sink: its file in src/sinks/ (its sink_ops and its NAME_kind; the file includes this
+ * header, so that the compiler checks the definition against the declaration) and one line
+ * here (README: "Adding a source, a sink or a column"). */
 #ifndef IWSCOPE_SINK_KINDS_H
 #define IWSCOPE_SINK_KINDS_H
 

@@ -6,7 +6,8 @@
  *
  * Adding a source: its file, src/cmd/source_NAME.c, defining its const struct source_kind
  * source_NAME_kind (it includes this header, so that the compiler checks the definition
- * against the declaration), and one line in SOURCE_KIND_LIST. */
+ * against the declaration), and one line in SOURCE_KIND_LIST (README: "Adding a source, a
+ * sink or a column"). */
 #ifndef IWSCOPE_SOURCE_H
 #define IWSCOPE_SOURCE_H
 

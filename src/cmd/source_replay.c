@@ -110,7 +110,7 @@ static int replay_stream(const struct config *cfg, struct run_state *rs, capture
 	return 0;
 }
 
-/* The replay: the files at the capture's pace (stream), then what idle time it cut. */
+/* The replay: the files at the capture's pace (replay_stream), then what idle time it cut. */
 static int replay_loop(struct plan *p, struct run_state *rs)
 {
 	const struct config *cfg = p->cfg;
