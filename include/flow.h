@@ -208,8 +208,8 @@ struct dpi_flow; /* nDPI's state, owned by dpi.c, NULL once decided */
 struct quic_conn; /* quicflow.c */
 
 /* What nDPI made of a flow so far (dpi.c fills it): 16 bytes, held by the DPI stage for its
- * slot, or, for a flow nDPI inspects on the reading thread, by the flow table's pool
- * (flow_dpi_state). nDPI's state and the name it found are never held at once (the name is
+ * slot, or, for a flow nDPI inspects on the table's own thread (no stage), by the flow table's
+ * pool (flow_dpi_state). nDPI's state and the name it found are never held at once (the name is
  * copied out as nDPI's state is freed), so they share a pointer. */
 struct dpi_state {
 	union {

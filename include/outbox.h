@@ -58,4 +58,9 @@ const char *outbox_shown(const outbox *ob);
 void outbox_fail(outbox *ob, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void outbox_replaced(outbox *ob, int64_t runs, int64_t flows);
 
+/* For a server kind's struct sink_kind (sink.h), self an outbox: what --replace removed, and
+ * the lines after the run's summary (rows sent, what waited in the spool, what still does). */
+void outbox_kind_replaced(void *self, int64_t *runs, int64_t *flows);
+void outbox_kind_summary(void *self, const struct sink_conf *c);
+
 #endif

@@ -1,6 +1,7 @@
-/* plan: the capture command's line as a plan the run owns: which source (files merged by time,
- * a pipe, a replay, live interfaces), which sinks (from sink.h's registry), how many threads;
- * then everything it opened, closed the same way whatever ended the run. */
+/* plan: the capture command's line as a plan the run owns: which source (from source.h's
+ * registry: files merged by time, a pipe, a replay, live interfaces), which sinks (from
+ * sink_kinds.h's registry), how many threads; then everything it opened, closed the same way
+ * whatever ended the run. */
 #ifndef IWSCOPE_PLAN_H
 #define IWSCOPE_PLAN_H
 
@@ -17,20 +18,13 @@
 
 #define PLAN_SINKS_MAX 4
 
-/* The kinds of source; each runs behind one loop (analyse.c). */
-enum plan_source {
-	PLAN_FILES,  /* capture files, several merged by packet time */
-	PLAN_PIPE,   /* standard input that is a pipe: read as it comes, rows as live */
-	PLAN_REPLAY, /* files at the capture's own pace */
-	PLAN_LIVE,   /* interfaces: a capture thread and analysis workers (livecap.c) */
-};
+struct source_kind;
 
 struct plan {
 	const struct config *cfg;
-	enum plan_source source;
-	bool streaming;         /* live or replay: early rows, the dashboard, lines when headless */
+	const struct source_kind *source; /* the kind of source (source.h) */
 	bool from_stdin;        /* "-" among the files: a source that is new every time */
-	bool threaded;          /* files: nDPI and the sinks on a second thread (stage.c) */
+	bool threaded;          /* bulk files: nDPI and the sinks on a second thread (stage.c) */
 	char *source_text;      /* runs.source and the dashboard's title: every name, whole */
 	char options[96];       /* runs.options: what the capture was opened with */
 	struct engine_opts eo;
@@ -63,9 +57,13 @@ void plan_from_config(struct plan *p, const struct config *cfg);
 /* Notes a file skipped (said on stderr already) and why, for runs.skipped. */
 void plan_note_skipped(struct plan *p, const char *path, const char *why);
 
-/* Opens the source: the interfaces (no permission means no database either), or checks the
- * files (those that cannot be opened are said now and skipped). 0, or the exit status (said). */
+/* Opens the source (its kind's open): the interfaces (no permission means no database
+ * either), or checks the files. 0, or the exit status (said). */
 int plan_open_source(struct plan *p);
+
+/* The files' open (every kind that reads cfg->files): those that cannot be opened are said now
+ * and skipped; none left is EXIT_RUNTIME. 0, or the exit status (said). */
+int plan_check_files(struct plan *p);
 
 /* Opens every sink the registry's kinds want except the terminal's, the primary first. 0, or
  * EXIT_RUNTIME (said). */
@@ -83,9 +81,13 @@ int plan_drop_privileges(struct plan *p);
 /* Opens and begins the terminal's sink (the dashboard), when wanted and possible. */
 void plan_open_terminal(struct plan *p, const struct run_info *run);
 
-/* Starts the analysis: the engine over the sinks, or the live capture's threads. 0, or
- * EXIT_RUNTIME (said). */
+/* Starts the analysis (its source kind's start): the engine over the sinks, or the live
+ * capture's threads. 0, or EXIT_RUNTIME (said). */
 int plan_start(struct plan *p);
+
+/* The start of a source read on this thread: an engine over the sinks (p->eng). 0, or
+ * EXIT_RUNTIME (said). */
+int plan_start_engine(struct plan *p);
 
 /* The capture is over: the terminal's sink is ended and closed, before anything is printed. */
 void plan_release_terminal(struct plan *p, const struct run_info *run);

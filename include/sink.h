@@ -3,8 +3,8 @@
  * run finds the sinks it wants in one registry (sink_kind_at), by what the command line asks.
  *
  * Every sink lives the same way: open (its kind's open) -> begin -> flow ... tick ... -> end ->
- * close. Adding a sink: its file with its sink_ops and an open function, and one line in
- * sink.c's table. */
+ * close. Adding a sink: its file with its sink_ops and its const struct sink_kind (below), and
+ * one line in sink_kinds.h's list. */
 #ifndef IWSCOPE_SINK_H
 #define IWSCOPE_SINK_H
 

@@ -31,8 +31,8 @@ int stage_flow_end(stage *s, struct flow *f, struct flow_record *rec);
 /* Asks the sinks to commit what is pending (on the stage's thread). 0 or -1. */
 int stage_tick(stage *s);
 
-/* Closes the reading thread's nDPI, drains the queue, joins the thread and frees the stage.
- * 0, or -1 if a sink failed. */
+/* Hands over what is queued, lets the thread drain it and end (its nDPI and sinks stay the
+ * caller's to close), joins it and frees the stage. 0, or -1 if a sink failed. */
 int stage_stop(stage *s);
 
 #endif

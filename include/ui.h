@@ -40,4 +40,10 @@ void ui_note(ui *u, const char *note);
 /* Redraws the screen (not while paused, unless forced). */
 void ui_draw(ui *u, bool force);
 
+/* The dashboard's turn in a capture loop: its keys, the counters, a redraw every refresh_us
+ * (of the monotonic clock, now_us; *last_draw_us is when it last drew) or after a key. The
+ * key's action; nothing is drawn after UI_QUIT. */
+enum ui_action ui_turn(ui *u, uint64_t packets, uint32_t open_flows, uint64_t now_us,
+                       uint64_t refresh_us, uint64_t *last_draw_us);
+
 #endif

@@ -46,6 +46,15 @@ def t_ch_schema(binary, tmp):
     eq(eng["flows"]["sorting_key"], "server_ip, server_port, ts_us, probe, run_id, flow_key", "flows' order")
     assert "toDate" in eng["flows"]["partition_key"], eng["flows"]
     eq(len(ch_flows(s, name)), count_rows(db), "flows written")
+    # QUIC connections through the sink too: every column as SQLite has it
+    quic = [os.path.join(PCAPS, "quic", f) for f in ("curl-google.pcap", "retry.pcap")]
+    ref = rows(analyse(binary, quic, tmp, ["--no-dpi"], "quic.db"), "SELECT * FROM flows")
+    run(["-q", "--no-dpi", "--probe", "q", "-o", s.uri(name), "--spool", os.path.join(tmp, "sp.db")]
+        + [x for f in quic for x in ("-r", f)], binary, 0)
+    got = ch_flows(s, name, "WHERE probe = 'q'")
+    eq(sorted(r["transport"] for r in got), sorted(r["transport"] for r in ref), "transports")
+    assert any(r["transport"] == "quic" for r in got), got
+    eq(comparable(got), comparable(ref), "QUIC rows equal SQLite's")
     # the cluster form, as run on each shard by helpers.ch_database
     _, one, _ = run(["schema", "clickhouse", "--database", "x"], binary, 0)
     _, two, _ = run(["schema", "clickhouse", "--cluster", "fleet", "--database", "x"], binary, 0)
@@ -93,7 +102,7 @@ def t_ch_cluster(binary, tmp):
         else:
             assert not m or m.group(1) == m.group(2), line[0]
         eq(count_rows(os.path.join(tmp, probe + ".spool")), 0, "spool left empty")
-        ref = rows(analyse(binary, [cap], tmp, [], probe + ".db"), "SELECT * FROM flows")
+        ref = rows(analyse(binary, [cap], tmp, ["--probe", probe], probe + ".db"), "SELECT * FROM flows")
         got = ch_flows(s0, name, "WHERE probe = '%s'" % probe)
         eq(len(got), len(ref), probe + " flows")
         eq(len({tuple(r[k] for k in FLOW_KEY) for r in got}), len(ref), probe + " distinct flows")
@@ -102,6 +111,17 @@ def t_ch_cluster(binary, tmp):
         eq(run_row, [{"status": "complete", "flows": str(len(ref))}], probe + " run")
     west = s0.rows("SELECT end_reason FROM flows FINAL WHERE probe = 'west'", name)
     eq(west, [{"end_reason": "fin"}], "west's final row")
+    # what the probes wrote through the outage reads as SQLite's rows of the same captures do
+    both = os.path.join(tmp, "both.db")
+    run(["merge", os.path.join(tmp, "east.db"), os.path.join(tmp, "west.db"), "-o", both], binary, 0)
+    for by in ([], ["--by", "server"]):
+        _, a, _ = run(["report", both, "--format", "json"] + by, binary, 0)
+        _, b, _ = run(["report", c.shards[1].uri(name), "--format", "json"] + by, binary, 0)
+        a, b = json.loads(a), json.loads(b)
+        for r in a.get("runs", []) + b.get("runs", []):  # each store numbers its runs
+            for k in ("run_id",):
+                r.pop(k, None)
+        eq(b, a, "report %s after the outage" % " ".join(by))
     # the copies merged away: exactly once in the tables themselves, each server on one shard
     per_shard = []
     for s in c.shards:
@@ -190,11 +210,16 @@ def t_ch_report(binary, tmp):
         run(["plot", target, "-o", os.path.join(tmp, d)], binary, 0)
     for f in ("iw_histogram.svg", "ff_bytes_cdf.svg", "syn_window.svg", "rtt_vs_ff.svg"):
         eq(open(os.path.join(tmp, "c", f)).read(), open(os.path.join(tmp, "s", f)).read(), f)
-    # ClickHouse's own views give SQLite's rows
-    want = sorted(tuple(str(v) if v is not None else None for v in r.values())
-                  for r in rows(all_db, "SELECT * FROM server_iw"))
-    got = sorted(tuple(r.values()) for r in c.shards[0].rows("SELECT * FROM server_iw", name))
-    eq(got, want, "server_iw in ClickHouse")
+    # ClickHouse's own views give SQLite's rows (probes: less its times, each store's own)
+    views = [r["name"] for r in rows(all_db, "SELECT name FROM sqlite_master WHERE type = 'view'")]
+    assert "server_iw" in views and len(views) >= 8, views
+    for v in views:
+        cols = [x["name"] for x in rows(all_db, "SELECT name FROM pragma_table_info('%s')" % v)
+                if not (v == "probes" and x["name"].endswith(("_us", "_seen", "first", "last")))]
+        sel = "SELECT %s FROM %s" % (", ".join(cols), v)
+        want = sorted(tuple(str(x) if x is not None else None for x in r.values()) for r in rows(all_db, sel))
+        got = sorted(tuple(r.values()) for r in c.shards[0].rows(sel, name))
+        eq(got, want, v + " in ClickHouse")
 
 
 @test("clickhouse-refused-targets-and-password", ("release", "asan"))
@@ -218,6 +243,11 @@ def t_ch_refused(binary, tmp):
             assert want in err, err
             assert "wrong-pw" not in err and chserver.PASSWORD not in err, "password shown: " + err
         assert not os.path.exists(spool), "spool created for " + target
+    # a usage error that repeats an argument stars its password too
+    rc, _, err = run(["report", s.uri(name, password="first-pw"), s.uri(name, password="second-pw")], binary)
+    eq(rc, 1, "usage: " + err)
+    assert "one database only" in err and "iw:***@" in err, err
+    assert "first-pw" not in err and "second-pw" not in err, "password shown: " + err
     # the password from the environment, then from a file
     bare = s.uri(name, password=None)
     env = dict(ENV, CLICKHOUSE_PASSWORD=chserver.PASSWORD)

@@ -72,8 +72,8 @@ def t_threads_default(binary, tmp):
 def t_tsan(binary, tmp):
     """ThreadSanitizer on the threaded path over 1000 cloned flows (tools/benchgen): no data
     race, and the rows of the single-threaded release build. The capture is large enough for
-    both threads to run nDPI (the small ones above leave it all to the stage): about 600 of
-    its 2400 flows are inspected on the reading thread."""
+    both threads to be busy at once: the stage runs every flow's nDPI and writes every row
+    while the reading thread tracks the next flows."""
     gen = os.path.join(ROOT, "build", "benchgen")
     if not os.path.exists(TSAN_BIN) or not os.path.exists(gen):
         raise AssertionError("make tsan and build/benchgen first (make test does)")

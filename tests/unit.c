@@ -13,6 +13,65 @@
 
 int unit_checks, unit_failures;
 
+/* s quoted, its bytes outside printable ASCII as \xNN; NULL unquoted. */
+static void print_str(const char *s)
+{
+	if (!s) {
+		printf("NULL");
+		return;
+	}
+	putchar('"');
+	for (const unsigned char *c = (const unsigned char *)s; *c; c++)
+		if (*c >= 32 && *c < 127 && *c != '"' && *c != '\\')
+			putchar(*c);
+		else
+			printf("\\x%02x", *c);
+	putchar('"');
+}
+
+void unit_eq_str(const char *file, int line, const char *a_text, const char *b_text,
+                 const char *a, const char *b)
+{
+	unit_checks++;
+	if (a == b || (a && b && !strcmp(a, b)))
+		return;
+	unit_failures++;
+	printf("FAIL %s:%d: %s == %s: got ", file, line, a_text, b_text);
+	print_str(a);
+	printf(", want ");
+	print_str(b);
+	printf("\n");
+}
+
+/* At most this many bytes of each side are shown from the first that differs. */
+#define UNIT_MEM_SHOWN 16
+
+/* One side of a memory compare that failed: its bytes from the one at on, in hex. */
+static void print_bytes(const char *label, const unsigned char *p, size_t at, size_t n)
+{
+	printf("     %-4s", label);
+	for (size_t i = at; i < n && i < at + UNIT_MEM_SHOWN; i++)
+		printf(" %02x", p[i]);
+	printf("%s\n", n > at + UNIT_MEM_SHOWN ? " ..." : "");
+}
+
+void unit_eq_mem(const char *file, int line, const char *a_text, const char *b_text,
+                 const void *a, const void *b, size_t n)
+{
+	const unsigned char *x = a, *y = b;
+	unit_checks++;
+	size_t at = 0;
+	while (at < n && x[at] == y[at])
+		at++;
+	if (at == n)
+		return;
+	unit_failures++;
+	printf("FAIL %s:%d: %s == %s (%zu bytes): they differ from byte %zu on:\n", file, line,
+	       a_text, b_text, n, at);
+	print_bytes("got", x, at, n);
+	print_bytes("want", y, at, n);
+}
+
 extern const char sqldb_schema_sql[], pg_schema_sql[];
 
 /* The flows table of an embedded schema, column names in order, into names (comma-joined). */
@@ -61,11 +120,9 @@ static void test_columns(void)
 	for (unsigned i = 0; i < record_ncolumns; i++)
 		n += (size_t)snprintf(want + n, sizeof(want) - n, ",%s", record_columns[i].name);
 	schema_flow_columns(sqldb_schema_sql, got, sizeof(got));
-	CHECK(!strcmp(got, want));
-	if (strcmp(got, want))
-		printf("     sqlite.sql: %s\n     record:     %s\n", got, want);
+	CHECK_EQ_STR(got, want); /* sqlite.sql's, then the record's */
 	schema_flow_columns(pg_schema_sql, got, sizeof(got));
-	CHECK(!strcmp(got, want));
+	CHECK_EQ_STR(got, want);
 	/* a column's type follows its values: texts are labels, the rest numbers */
 	struct flow_record r;
 	memset(&r, 0, sizeof(r));
@@ -83,35 +140,35 @@ static void test_classify(void)
 	CHECK_EQ_INT(classify_ittl(64), 64);
 	CHECK_EQ_INT(classify_ittl(65), 128);
 	CHECK_EQ_INT(classify_ittl(240), 255);
-	CHECK(!strcmp(classify_rwnd(5840, 1460), "6KB"));
-	CHECK(!strcmp(classify_rwnd(5792, 1460), "6KB"));
-	CHECK(!strcmp(classify_rwnd(14600, 1460), "10MSS"));
-	CHECK(!strcmp(classify_rwnd(14480, 1460), "10MSS"));
-	CHECK(!strcmp(classify_rwnd(29200, 1460), "20MSS"));
-	CHECK(!strcmp(classify_rwnd(64240, 1460), "64KB"));
-	CHECK(!strcmp(classify_rwnd(65160, 1460), "64KB"));
-	CHECK(!strcmp(classify_rwnd(64800, 1440), "64KB"));
-	CHECK(!strcmp(classify_rwnd(65535, 1460), "64KB"));
-	CHECK(!strcmp(classify_rwnd(8192, 1460), "8192"));
-	CHECK(!strcmp(classify_rwnd(16384, 1460), "16384"));
-	CHECK(!strcmp(classify_rwnd(12345, 1460), "small")); /* below 10 x 1460 */
-	CHECK(!strcmp(classify_rwnd(43690, 1460), "other"));
+	CHECK_EQ_STR(classify_rwnd(5840, 1460), "6KB");
+	CHECK_EQ_STR(classify_rwnd(5792, 1460), "6KB");
+	CHECK_EQ_STR(classify_rwnd(14600, 1460), "10MSS");
+	CHECK_EQ_STR(classify_rwnd(14480, 1460), "10MSS");
+	CHECK_EQ_STR(classify_rwnd(29200, 1460), "20MSS");
+	CHECK_EQ_STR(classify_rwnd(64240, 1460), "64KB");
+	CHECK_EQ_STR(classify_rwnd(65160, 1460), "64KB");
+	CHECK_EQ_STR(classify_rwnd(64800, 1440), "64KB");
+	CHECK_EQ_STR(classify_rwnd(65535, 1460), "64KB");
+	CHECK_EQ_STR(classify_rwnd(8192, 1460), "8192");
+	CHECK_EQ_STR(classify_rwnd(16384, 1460), "16384");
+	CHECK_EQ_STR(classify_rwnd(12345, 1460), "small"); /* below 10 x 1460 */
+	CHECK_EQ_STR(classify_rwnd(43690, 1460), "other");
 	/* issue 31: SO_RCVBUF-sized and odd small windows are not lumped with large ones */
-	CHECK(!strcmp(classify_rwnd(1460, 1460), "small"));
-	CHECK(!strcmp(classify_rwnd(2920, 1460), "small"));
-	CHECK(!strcmp(classify_rwnd(4096, 1460), "small"));
-	CHECK(!strcmp(classify_rwnd(4128, 1460), "small"));
-	CHECK(!strcmp(classify_rwnd(32120, 1460), "other"));
-	CHECK(!strcmp(classify_rwnd(55000, 1460), "other"));
-	CHECK(!strcmp(classify_rwnd(14599, 0), "small"));
-	CHECK(!strcmp(classify_rwnd(14600, 0), "10MSS"));
-	CHECK(!strcmp(classify_rwnd(5840, 0), "6KB"));
+	CHECK_EQ_STR(classify_rwnd(1460, 1460), "small");
+	CHECK_EQ_STR(classify_rwnd(2920, 1460), "small");
+	CHECK_EQ_STR(classify_rwnd(4096, 1460), "small");
+	CHECK_EQ_STR(classify_rwnd(4128, 1460), "small");
+	CHECK_EQ_STR(classify_rwnd(32120, 1460), "other");
+	CHECK_EQ_STR(classify_rwnd(55000, 1460), "other");
+	CHECK_EQ_STR(classify_rwnd(14599, 0), "small");
+	CHECK_EQ_STR(classify_rwnd(14600, 0), "10MSS");
+	CHECK_EQ_STR(classify_rwnd(5840, 0), "6KB");
 	/* PPPoE and VPN routers clamp the MSS, not the window: Linux's 6KB with MSS 1380 */
-	CHECK(!strcmp(classify_rwnd(5840, 1380), "6KB"));
-	CHECK(!strcmp(classify_rwnd(5792, 1380), "6KB"));
-	CHECK(!strcmp(classify_rwnd(14600, 1380), "10MSS"));
-	CHECK(!strcmp(classify_rwnd(5520, 1380), "6KB")); /* 4 x the clamped MSS as well */
-	CHECK(!strcmp(classify_rwnd(5841, 1380), "small"));
+	CHECK_EQ_STR(classify_rwnd(5840, 1380), "6KB");
+	CHECK_EQ_STR(classify_rwnd(5792, 1380), "6KB");
+	CHECK_EQ_STR(classify_rwnd(14600, 1380), "10MSS");
+	CHECK_EQ_STR(classify_rwnd(5520, 1380), "6KB"); /* 4 x the clamped MSS as well */
+	CHECK_EQ_STR(classify_rwnd(5841, 1380), "small");
 	/* RFC 3390: 3 segments at 1460, 4 at <= 1095; RFC 6928: 10 */
 	CHECK_EQ_INT(classify_iw_rfc3390(1460), 3);
 	CHECK_EQ_INT(classify_iw_rfc3390(1448), 3);
@@ -119,23 +176,23 @@ static void test_classify(void)
 	CHECK_EQ_INT(classify_iw_rfc3390(524), 4);
 	CHECK_EQ_INT(classify_iw_rfc6928(1448), 10);
 	CHECK_EQ_INT(classify_iw_rfc6928(8960), 2);
-	CHECK(!strcmp(classify_iw_std(10, 14480, 1448), "rfc6928"));
-	CHECK(!strcmp(classify_iw_std(10, 14600, 1460), "rfc6928"));
-	CHECK(!strcmp(classify_iw_std(3, 4344, 1448), "rfc3390"));
-	CHECK(!strcmp(classify_iw_std(3, 4380, 1460), "rfc3390"));
-	CHECK(!strcmp(classify_iw_std(4, 2096, 524), "rfc3390"));
+	CHECK_EQ_STR(classify_iw_std(10, 14480, 1448), "rfc6928");
+	CHECK_EQ_STR(classify_iw_std(10, 14600, 1460), "rfc6928");
+	CHECK_EQ_STR(classify_iw_std(3, 4344, 1448), "rfc3390");
+	CHECK_EQ_STR(classify_iw_std(3, 4380, 1460), "rfc3390");
+	CHECK_EQ_STR(classify_iw_std(4, 2096, 524), "rfc3390");
 	/* RFC 3390's limit is 4380 bytes: 4 segments of 1368 carrying 4325 fill it */
-	CHECK(!strcmp(classify_iw_std(4, 4325, 1368), "rfc3390"));
-	CHECK(!strcmp(classify_iw_std(4, 5840, 1460), "custom")); /* 4 x 1460 is over it */
-	CHECK(!strcmp(classify_iw_std(5, 7300, 1460), "custom")); /* neither 3390 nor 6928's */
-	CHECK(!strcmp(classify_iw_std(2, 2896, 1448), "rfc2581"));
-	CHECK(!strcmp(classify_iw_std(2, 17896, 8948), "rfc6928")); /* jumbo: 2 x MSS each */
-	CHECK(!strcmp(classify_iw_std(16, 23168, 1448), "custom"));
+	CHECK_EQ_STR(classify_iw_std(4, 4325, 1368), "rfc3390");
+	CHECK_EQ_STR(classify_iw_std(4, 5840, 1460), "custom"); /* 4 x 1460 is over it */
+	CHECK_EQ_STR(classify_iw_std(5, 7300, 1460), "custom"); /* neither 3390 nor 6928's */
+	CHECK_EQ_STR(classify_iw_std(2, 2896, 1448), "rfc2581");
+	CHECK_EQ_STR(classify_iw_std(2, 17896, 8948), "rfc6928"); /* jumbo: 2 x MSS each */
+	CHECK_EQ_STR(classify_iw_std(16, 23168, 1448), "custom");
 	char buf[32];
 	classify_iw_class(buf, sizeof(buf), 10, 1);
-	CHECK(!strcmp(buf, "IW10"));
+	CHECK_EQ_STR(buf, "IW10");
 	classify_iw_class(buf, sizeof(buf), 4, 0);
-	CHECK(!strcmp(buf, ">=IW4"));
+	CHECK_EQ_STR(buf, ">=IW4");
 }
 
 static void test_options(void)
@@ -154,19 +211,19 @@ static void test_options(void)
 	si.layout_len = o.layout_len;
 	memcpy(si.layout, o.layout, o.layout_len);
 	classify_olayout(buf_layout, sizeof(buf_layout), &si);
-	CHECK(!strcmp(buf_layout, "mss,sok,ts,nop,ws"));
+	CHECK_EQ_STR(buf_layout, "mss,sok,ts,nop,ws");
 	/* EOL with its padding, an unknown kind, and a buffer too small for the last item */
 	const uint8_t odd[] = { 2, 254, 34, 0 };
 	si.layout_len = 4;
 	memcpy(si.layout, odd, sizeof(odd));
 	si.eol_pad = 12;
 	classify_olayout(buf_layout, sizeof(buf_layout), &si);
-	CHECK(!strcmp(buf_layout, "mss,?254,tfo,eol+12"));
+	CHECK_EQ_STR(buf_layout, "mss,?254,tfo,eol+12");
 	char small[16];
 	classify_olayout(small, sizeof(small), &si);
-	CHECK(!strcmp(small, "mss,?254,tfo"));
+	CHECK_EQ_STR(small, "mss,?254,tfo");
 	classify_iw_class(small, sizeof(small), 4000000000u, 0);
-	CHECK(!strcmp(small, ">=IW4000000000"));
+	CHECK_EQ_STR(small, ">=IW4000000000");
 	/* cut by the snaplen in the middle of TS: MSS known, the rest unknown */
 	CHECK(decode_tcp_options(lin, 9, true, &o) & Q_OPT_CUT);
 	CHECK((o.present & OPT_MSS) && !(o.present & OPT_TS));
@@ -206,8 +263,8 @@ static void test_options(void)
 	CHECK_EQ_INT(fast.layout[2], 8);
 	slow.layout[0] = slow.layout[1] = 1, slow.layout[2] = 8;
 	/* the scalars, then the layout up to its length: the arrays are valid that far only */
-	CHECK(memcmp(&fast, &slow, offsetof(struct tcp_opts, sack_left)) == 0);
-	CHECK(memcmp(fast.layout, slow.layout, fast.layout_len) == 0);
+	CHECK_EQ_MEM(&fast, &slow, offsetof(struct tcp_opts, sack_left));
+	CHECK_EQ_MEM(fast.layout, slow.layout, fast.layout_len);
 	/* cut by the snaplen right after them: still cut */
 	CHECK_EQ_INT(decode_tcp_options(nnts, sizeof(nnts), true, &fast), Q_OPT_CUT);
 	CHECK_EQ_INT(fast.present, OPT_TS);
@@ -242,7 +299,9 @@ static void test_decode(void)
 	size_t n = frame(f, 1500, 0, 5);
 	/* snaplen cut: 54 bytes captured of a 1500-byte IP packet: payload 1460 from the header */
 	CHECK_EQ_INT(decode_packet(1, f, (uint32_t)n, 0, &p), DECODE_OK);
-	CHECK(p.payload_len == 1460 && p.payload_cap == 0 && (p.quirks & Q_TRUNC));
+	CHECK_EQ_INT(p.payload_len, 1460);
+	CHECK_EQ_INT(p.payload_cap, 0);
+	CHECK(p.quirks & Q_TRUNC);
 	CHECK_EQ_INT(p.sport, 40000);
 	CHECK_EQ_INT(p.dport, 80);
 	CHECK_EQ_INT(p.ttl, 64);
@@ -392,8 +451,8 @@ static void test_uitable(void)
 	                                    "10.0.0.3:443", "10.0.0.7:443" };
 	for (unsigned i = 0; i < n && i < 8; i++) {
 		if (strcmp(list[i]->addr, want[i]))
-			printf("  sorted by IW, row %u: %s, want %s\n", i, list[i]->addr, want[i]);
-		CHECK(!strcmp(list[i]->addr, want[i]));
+			printf("  sorted by IW, row %u:\n", i);
+		CHECK_EQ_STR(list[i]->addr, want[i]);
 	}
 	/* the QUIC server's datagrams stay out of the TCP lower-bound histogram */
 	CHECK_EQ_INT(t.iw_lb[40], 0);
@@ -418,17 +477,14 @@ static void test_uitable(void)
 		r.s.iw_segs = 1;
 		r.c.iw_segs = r.s.iw_bytes = r.c.iw_bytes = NULL64;
 		uitable_add(&t, &r);
-		const struct uitable_recent *e = uitable_recent_at(&t, 0);
-		if (strcmp(e->app, apps[i].want))
-			printf("  recent flow's app: %s, want %s\n", e->app, apps[i].want);
-		CHECK(!strcmp(e->app, apps[i].want));
+		CHECK_EQ_STR(uitable_recent_at(&t, 0)->app, apps[i].want);
 	}
 	n = uitable_servers(&t, NULL, UITABLE_BY_NAME, list);
 	unsigned marked = 0;
 	for (unsigned i = 0; i < n; i++)
 		for (size_t k = 0; k < sizeof(apps) / sizeof(apps[0]); k++)
 			if (!strncmp(list[i]->addr, apps[k].ip, strlen(apps[k].ip)) && apps[k].app[0]) {
-				CHECK(!strcmp(list[i]->app, apps[k].want));
+				CHECK_EQ_STR(list[i]->app, apps[k].want);
 				marked += !!strchr(list[i]->app, '?');
 			}
 	CHECK_EQ_INT(marked, 2);

@@ -102,14 +102,16 @@ static void syn_options_recorded(void)
 	CHECK_EQ_INT(f.c.syn.layout[4], 3);
 	CHECK_EQ_INT(f.c.syn.retx, 0);
 	CHECK_EQ_INT(f.c.syn.payload, 0);
-	CHECK(f.c.isn_known && f.c.isn == C_ISN);
+	CHECK(f.c.isn_known);
+	CHECK_EQ_INT(f.c.isn, C_ISN);
 	CHECK_EQ_INT(f.s.syn.ts_us, T0 + 30000);
 	CHECK_EQ_INT(f.s.syn.win, 65160);
 	CHECK_EQ_INT(f.s.syn.mss, 1400);
 	CHECK_EQ_INT(f.s.syn.wscale, 9);
 	CHECK_EQ_INT(f.s.syn.tsval, 222);
 	CHECK_EQ_INT(f.s.syn.ttl, 57);
-	CHECK(f.s.isn_known && f.s.isn == S_ISN);
+	CHECK(f.s.isn_known);
+	CHECK_EQ_INT(f.s.isn, S_ISN);
 	CHECK_EQ_INT(f.s.snd_max, S_ISN + 1);
 	/* a SYN without options: none present, the window kept */
 	memset(&f, 0, sizeof(f));

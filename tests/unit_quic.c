@@ -24,17 +24,17 @@ static void test_keys(void)
 	CHECK(quic_initial_keys(QUIC_V1, dcid, 8, false, &c));
 	CHECK(quic_initial_keys(QUIC_V1, dcid, 8, true, &s));
 	hex("1f369613dd76d5467730efcbe3b1a22d", want, 16);
-	CHECK(memcmp(c.key, want, 16) == 0);
+	CHECK_EQ_MEM(c.key, want, 16);
 	hex("fa044b2f42a3fd3b46fb255c", want, 12);
-	CHECK(memcmp(c.iv, want, 12) == 0);
+	CHECK_EQ_MEM(c.iv, want, 12);
 	hex("9f50449e04a0e810283a1e9933adedd2", want, 16);
-	CHECK(memcmp(c.hp, want, 16) == 0);
+	CHECK_EQ_MEM(c.hp, want, 16);
 	hex("cf3a5331653c364c88f0f379b6067e37", want, 16);
-	CHECK(memcmp(s.key, want, 16) == 0);
+	CHECK_EQ_MEM(s.key, want, 16);
 	hex("0ac1493ca1905853b0bba03e", want, 12);
-	CHECK(memcmp(s.iv, want, 12) == 0);
+	CHECK_EQ_MEM(s.iv, want, 12);
 	hex("c206b8d9b9f0f37644430b490eeaa314", want, 16);
-	CHECK(memcmp(s.hp, want, 16) == 0);
+	CHECK_EQ_MEM(s.hp, want, 16);
 	CHECK(!quic_initial_keys(0x12345678u, dcid, 8, false, &c)); /* no salt known */
 }
 
@@ -156,8 +156,8 @@ static void test_open(uint32_t v)
 	CHECK_EQ_INT(f.crypto_frames, 1);
 	char sni[128], alpn[QUIC_ALPN_MAX];
 	CHECK(quic_hello(g.buf, g.have, sni, alpn));
-	CHECK(strcmp(sni, "www.example.org") == 0);
-	CHECK(strcmp(alpn, "h3") == 0);
+	CHECK_EQ_STR(sni, "www.example.org");
+	CHECK_EQ_STR(alpn, "h3");
 	CHECK(!quic_hello(g.buf, g.have - 1, sni, alpn)); /* one byte short: not whole */
 	/* one bit flipped in the payload: the tag does not match */
 	memcpy(copy, pkt, n);

@@ -1,13 +1,11 @@
 /* One run of the capture command: the plan (plan.c) opened, nDPI, privileges, signals, the
- * source's loop (files, a pipe, a replay, live), the summary and the run's row. */
+ * source's loop (source.h: files, a pipe, a replay, live), the summary and the run's row. */
 #include "analyse.h"
 
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "capture.h"
 #include "clock.h"
@@ -17,10 +15,11 @@
 #include "exitcode.h"
 #include "livecap.h"
 #include "plan.h"
-#include "ui.h"
+#include "source.h"
 
-/* Set by the signal handler, read by the capture loops: this file's only global. (The
- * dashboard keeps its terminal's state in ui.c's, libpq is loaded once into pg.c's.) */
+/* Set by the signal handler, read by the sources' loops (through run_state.stop): this file's
+ * only global. (The dashboard keeps its terminal's state in ui.c's, libpq is loaded once into
+ * pg.c's.) */
 static volatile sig_atomic_t stop_requested;
 
 static void on_signal(int sig)
@@ -28,25 +27,6 @@ static void on_signal(int sig)
 	(void)sig;
 	stop_requested = 1;
 }
-
-struct run_state {
-	engine *eng;
-	struct sink *sinks;
-	unsigned nsinks;
-	uint32_t since_tick;
-	int sink_failed;
-	bool quit_early;  /* q on the dashboard before the capture ended */
-	/* a pipe on stdin gone silent: its clock runs on as the wall clock does, from the newest
-	 * packet's time, so that flows end (FIN plus a second) and time out as live */
-	uint64_t idle_pkts, idle_since_us, idle_capture_us;
-	struct run_info *run;      /* live: the workers' and the capture's counters */
-	struct capture_result cr;  /* files: which failed, a filter error */
-	struct plan *plan;
-	unsigned cur_file, eng_file; /* the file of the frame now read; the engine's */
-	uint64_t digest;           /* FNV-1a of the first RUN_DIGEST_RECORDS frames */
-	unsigned digested;
-	char digest_hex[24];
-};
 
 /* The frames a run's digest covers: enough to tell two captures apart, read in microseconds. */
 #define RUN_DIGEST_RECORDS 64
@@ -67,14 +47,15 @@ static void digest_frame(struct run_state *rs, const uint8_t *data, uint32_t cap
 }
 
 /* A file not read whole (said on stderr already): kept, with why, for runs.skipped. */
-static void on_skipped(void *arg, const char *path, const char *why)
+void analyse_skipped(void *arg, const char *path, const char *why)
 {
 	struct run_state *rs = arg;
 	plan_note_skipped(rs->plan, path, why);
 }
 
-static int on_packet(void *arg, int dlt, const uint8_t *data, uint32_t caplen, uint32_t wirelen,
-                     uint64_t ts_us)
+/* A frame to the engine: which file it came from, the run's digest, a commit every 8192. */
+int analyse_packet(void *arg, int dlt, const uint8_t *data, uint32_t caplen, uint32_t wirelen,
+                   uint64_t ts_us)
 {
 	struct run_state *rs = arg;
 	if (rs->cur_file != rs->eng_file) /* new flows begin in this file from now on */
@@ -99,10 +80,10 @@ static int on_packet(void *arg, int dlt, const uint8_t *data, uint32_t caplen, u
  * the packets' times follow the wall clock (tcpdump -w - on a live interface), the flows'
  * clock runs on with it, so that ended flows are written (FIN plus a second) and idle ones
  * time out as in live capture; an old capture's times stay as they are. */
-static int on_idle(void *arg, bool silent)
+int analyse_idle(void *arg, bool silent)
 {
 	struct run_state *rs = arg;
-	if (stop_requested)
+	if (*rs->stop)
 		return -1;
 	uint64_t now = clock_mono_us(), pkts = engine_packets(rs->eng);
 	if (pkts != rs->idle_pkts || !rs->idle_since_us) { /* packets came since */
@@ -202,224 +183,6 @@ static void print_summary(const struct plan *p, const struct run_info *run)
 		primary->summary(self, &p->sc);
 }
 
-/* A capture-time span as people say it: "850 ms", "42 s", "3.5 h", "5.8 years". */
-static void duration_text(uint64_t us, char *buf, size_t len)
-{
-	double s = (double)us / 1e6;
-	if (s < 1)
-		snprintf(buf, len, "%.0f ms", s * 1e3);
-	else if (s < 120)
-		snprintf(buf, len, "%.0f s", s);
-	else if (s < 7200)
-		snprintf(buf, len, "%.0f min", s / 60);
-	else if (s < 172800)
-		snprintf(buf, len, "%.1f h", s / 3600);
-	else if (s < 3 * 365.25 * 86400)
-		snprintf(buf, len, "%.0f days", s / 86400);
-	else
-		snprintf(buf, len, "%.1f years", s / (365.25 * 86400));
-}
-
-/* The idle capture time a replay cut so far, as text in d; the number of silences cut. */
-static unsigned skipped_idle(const capture_replay *replay, char *d, size_t len)
-{
-	unsigned gaps;
-	uint64_t skipped;
-	capture_replay_skipped(replay, &gaps, &skipped);
-	duration_text(skipped, d, len);
-	return gaps;
-}
-
-/* The dashboard's turn in a capture loop: its keys, the counters, a redraw every refresh
- * interval or after a key. The key's action; nothing is drawn after UI_QUIT. */
-static enum ui_action dashboard_turn(ui *dash, uint64_t packets, uint32_t open_flows, uint64_t now,
-                                     uint64_t refresh, uint64_t *last_draw)
-{
-	enum ui_action a = ui_keys(dash);
-	if (a == UI_QUIT)
-		return a;
-	ui_counters(dash, packets, open_flows);
-	if (now - *last_draw >= refresh || a != UI_NONE) {
-		ui_draw(dash, a != UI_NONE);
-		*last_draw = now;
-	}
-	return a;
-}
-
-/* ---- the sources' loops: one signature, chosen once by the plan's source ---- */
-
-/* The live loop, on this thread while others capture and analyse (livecap.c): rows to the
- * sinks as they come, commits every second, the dashboard redrawn every refresh interval.
- * The capture's own end (an error, -c) or a stop ends it; then every open flow is written and
- * run gets the counters. Returns 0, or EXIT_RUNTIME after a capture error (printed). */
-static int loop_live(struct plan *p, struct run_state *rs)
-{
-	const struct config *cfg = p->cfg;
-	livecap *lc = p->lc;
-	ui *dash = p->dash;
-	struct run_info *run = rs->run;
-	uint64_t last_tick = clock_mono_us(), last_draw = 0;
-	uint64_t refresh = (uint64_t)(cfg->refresh_s * 1e6);
-	while (!stop_requested && !livecap_over(lc)) {
-		if (livecap_rows(lc, rs->sinks, rs->nsinks, 100) < 0) {
-			rs->sink_failed = 1;
-			break;
-		}
-		uint64_t now = clock_mono_us();
-		if (now - last_tick >= 1000000u) {
-			last_tick = now;
-			if (sinks_tick(rs->sinks, rs->nsinks) != 0) {
-				rs->sink_failed = 1;
-				break;
-			}
-		}
-		if (dash) {
-			uint64_t pkts;
-			uint32_t open;
-			livecap_counters(lc, &pkts, &open);
-			if (dashboard_turn(dash, pkts, open, now, refresh, &last_draw) == UI_QUIT) {
-				rs->quit_early = true;
-				break;
-			}
-		}
-	}
-	/* everything captured so far is analysed and written, whatever ended the capture */
-	if (livecap_finish(lc, rs->sinks, rs->sink_failed ? 0 : rs->nsinks, run) != 0)
-		rs->sink_failed = 1;
-	if (!rs->sink_failed && sinks_tick(rs->sinks, rs->nsinks) != 0)
-		rs->sink_failed = 1;
-	if (livecap_error(lc) && !rs->sink_failed) {
-		fprintf(stderr, "iwscope: %s\n", livecap_error(lc)); /* names the interface */
-		return EXIT_RUNTIME;
-	}
-	return 0;
-}
-
-/* The replay loop: packets in steps of at most 100 ms, sinks committed every second, the
- * dashboard redrawn every refresh interval. */
-static int stream(const struct config *cfg, struct run_state *rs, capture_replay *replay,
-                  ui *dash)
-{
-	uint64_t last_tick = clock_mono_us(), last_draw = 0;
-	unsigned gaps_noted = 0;
-	uint64_t refresh = (uint64_t)(cfg->refresh_s * 1e6);
-	bool ended = false;
-	while (!stop_requested) {
-		int n = ended ? 0 : capture_replay_step(replay, 100, on_packet, rs);
-		if (n < 0) {
-			if (!dash || rs->sink_failed || ended)
-				break; /* a sink failed or the replay ended */
-			/* the replay ended: show every flow and keep the dashboard until q */
-			ended = true;
-			if (engine_flush(rs->eng, END_CAPTURE) != 0 || engine_tick(rs->eng) != 0) {
-				rs->sink_failed = 1;
-				break;
-			}
-			char d[48];
-			if (skipped_idle(replay, d, sizeof(d))) { /* what was cut stays said */
-				char note[160];
-				snprintf(note, sizeof(note), "replay finished, skipped %s idle: q quits", d);
-				ui_note(dash, note);
-			} else {
-				ui_note(dash, "replay finished: q quits");
-			}
-			ui_counters(dash, engine_packets(rs->eng), engine_open_flows(rs->eng));
-			ui_draw(dash, true);
-		}
-		if (ended) {
-			struct timespec w = { 0, 100000000L };
-			nanosleep(&w, NULL);
-		}
-		if (dash && !ended) { /* say so when a silence was cut */
-			char d[48];
-			unsigned gaps = skipped_idle(replay, d, sizeof(d));
-			if (gaps != gaps_noted) {
-				char note[160];
-				gaps_noted = gaps;
-				snprintf(note, sizeof(note), "skipped %s of idle capture (%u gap%s > %gs)", d,
-				         gaps, gaps == 1 ? "" : "s", cfg->max_gap_s);
-				ui_note(dash, note);
-			}
-		}
-		if (cfg->count && engine_packets(rs->eng) >= cfg->count)
-			break;
-		uint64_t now = clock_mono_us();
-		if (now - last_tick >= 1000000u) {
-			last_tick = now;
-			if (engine_tick(rs->eng) != 0) {
-				rs->sink_failed = 1;
-				break;
-			}
-		}
-		if (dash) {
-			enum ui_action a = dashboard_turn(dash, engine_packets(rs->eng),
-			                                  engine_open_flows(rs->eng), now, refresh, &last_draw);
-			if (a == UI_QUIT) {
-				rs->quit_early = !ended;
-				break;
-			}
-			if (a == UI_PAUSE)
-				capture_replay_pause(replay, ui_paused(dash));
-		}
-	}
-	return 0;
-}
-
-
-/* The replay: the files at the capture's pace (stream), then what idle time it cut. */
-static int loop_replay(struct plan *p, struct run_state *rs)
-{
-	const struct config *cfg = p->cfg;
-	struct capture_opts co = { .files = p->files, .nfiles = p->nfiles, .filter = cfg->filter,
-		                   .max_packets = cfg->count, .idle = on_idle, .idle_arg = rs,
-		                   .skipped = on_skipped, .current_file = &rs->cur_file };
-	capture_replay *replay = capture_replay_open(&co, cfg->replay_speed);
-	if (!replay) {
-		fprintf(stderr, "iwscope: out of memory\n");
-		rs->sink_failed = 1;
-		return EXIT_RUNTIME;
-	}
-	capture_replay_max_gap(replay, (uint64_t)(cfg->max_gap_s * 1e6));
-	int rc = stream(cfg, rs, replay, p->dash);
-	char d[48];
-	unsigned gaps = skipped_idle(replay, d, sizeof(d));
-	rs->cr.files_failed = capture_replay_failed(replay);
-	rs->cr.files_skipped = capture_replay_skipped_files(replay);
-	if (gaps && !cfg->quiet && !p->dash) { /* the dashboard said it on screen */
-		fprintf(stderr, "iwscope: replay skipped %s of idle capture (%u gap%s over %g s)\n",
-		        d, gaps, gaps == 1 ? "" : "s", cfg->max_gap_s);
-	}
-	capture_replay_close(replay);
-	return rc;
-}
-
-/* The frame after the next, for prefetching (engine_prefetch). */
-static void on_peek(void *arg, int dlt, const uint8_t *data, uint32_t caplen)
-{
-	struct run_state *rs = arg;
-	engine_prefetch(rs->eng, dlt, data, caplen);
-}
-
-/* Files merged by packet time, or a pipe read as it comes (on_idle). */
-static int loop_files(struct plan *p, struct run_state *rs)
-{
-	struct capture_opts co = { .files = p->files, .nfiles = p->nfiles, .filter = p->cfg->filter,
-		                   .max_packets = p->cfg->count, .idle = on_idle, .idle_arg = rs,
-		                   .skipped = on_skipped, .current_file = &rs->cur_file,
-		                   .peek = on_peek };
-	capture_files(&co, on_packet, rs, &stop_requested, &rs->cr);
-	return 0;
-}
-
-typedef int (*source_loop)(struct plan *p, struct run_state *rs);
-
-static const source_loop loops[] = {
-	[PLAN_FILES] = loop_files,
-	[PLAN_PIPE] = loop_files,
-	[PLAN_REPLAY] = loop_replay,
-	[PLAN_LIVE] = loop_live,
-};
-
 static void catch_signals(void)
 {
 	struct sigaction sa;
@@ -476,7 +239,7 @@ static void run_ends(struct plan *p, struct run_state *rs, struct run_info *run)
 	unsigned skipped = rs->cr.files_skipped + p->unreadable;
 	run->skipped_files = rs->cr.files_failed + skipped;
 	run->skipped = p->skipped;
-	if (rs->digested && p->source != PLAN_LIVE) {
+	if (rs->digested && !p->source->endless) {
 		snprintf(rs->digest_hex, sizeof(rs->digest_hex), "%016llx",
 		         (unsigned long long)rs->digest);
 		run->digest = rs->digest_hex;
@@ -486,31 +249,11 @@ static void run_ends(struct plan *p, struct run_state *rs, struct run_info *run)
 	 * interrupted; a file cut short fails the run (its rows are kept all the same); files that
 	 * could not be opened at all (missing, not a capture, an unsupported link type) make it
 	 * partial when any other was analysed */
-	bool nothing_read = p->source != PLAN_LIVE && skipped >= p->cfg->nfiles;
+	bool nothing_read = !p->source->endless && skipped >= p->cfg->nfiles;
 	run->status = rs->sink_failed || (p->lc && livecap_error(p->lc)) ? "failed"
-	              : (stop_requested || rs->quit_early) && p->source != PLAN_LIVE ? "interrupted"
+	              : (stop_requested || rs->quit_early) && !p->source->endless ? "interrupted"
 	              : rs->cr.files_failed || rs->cr.filter_error || nothing_read ? "failed"
 	              : skipped ? "partial" : "complete";
-}
-
-/* The live capture's own lines: what libpcap received and dropped, per interface when several. */
-static void print_live_counts(const struct plan *p, const struct run_info *run)
-{
-	fprintf(stderr, "iwscope: %lld packets received by the capture, %lld dropped (%s); "
-	        "the capture waited %.1f ms at most\n", (long long)run->pcap_received,
-	        (long long)run->pcap_dropped, p->options, livecap_longest_stall(p->lc) / 1000.0);
-	for (unsigned i = 0; i < p->nlive; i++)
-		if (capture_live_loopback(p->cfg->ifaces[i]))
-			fprintf(stderr, "iwscope: %s is a loopback interface: the kernel counts each of its "
-			        "packets twice (as sent and as received), libpcap hands over one copy, so "
-			        "'received' is twice the packets analysed\n", p->cfg->ifaces[i]);
-	for (unsigned i = 0; i < p->nlive && p->nlive > 1; i++) {
-		int64_t received, dropped;
-		livecap_capture_counts(p->lc, i, &received, &dropped);
-		fprintf(stderr, "%s%s: %lld received, %lld dropped%s", i ? "; " : "iwscope: ",
-		        p->cfg->ifaces[i], (long long)received, (long long)dropped,
-		        i + 1 == p->nlive ? "\n" : "");
-	}
 }
 
 /* The files skipped, a line each, after the summary: at most 20, the rest counted. */
@@ -550,15 +293,15 @@ static int finish(struct plan *p, struct run_state *rs, const struct run_info *r
 		print_summary(p, run);
 	if (!cfg->quiet && run->skipped)
 		print_skipped(run);
-	if (p->source == PLAN_LIVE && !cfg->quiet)
-		print_live_counts(p, run);
+	if (p->source->summary && !cfg->quiet)
+		p->source->summary(p, run);
 	if (rs->cr.filter_error)
 		rc = EXIT_USAGE;
 	else if (!strcmp(run->status, "failed") && !rc)
 		rc = EXIT_RUNTIME;
 	else if (!strcmp(run->status, "partial") && !rc)
 		rc = EXIT_SKIPPED;
-	if (stop_requested && !cfg->quiet && p->source != PLAN_LIVE)
+	if (stop_requested && !cfg->quiet && !p->source->endless)
 		fprintf(stderr, "iwscope: interrupted; everything analysed so far is saved\n");
 	return rc;
 }
@@ -588,9 +331,9 @@ int analyse_run(struct config *cfg)
 		return rc;
 	}
 	catch_signals();
-	struct run_state rs = { .eng = p.eng, .sinks = p.sinks, .nsinks = p.nsinks, .run = &run,
-		                .plan = &p };
-	rc = loops[p.source](&p, &rs);
+	struct run_state rs = { .eng = p.eng, .sinks = p.sinks, .nsinks = p.nsinks,
+		                .stop = &stop_requested, .run = &run, .plan = &p };
+	rc = p.source->loop(&p, &rs);
 	run_ends(&p, &rs, &run);
 	rc = finish(&p, &rs, &run, rc);
 	plan_close(&p);

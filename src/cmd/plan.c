@@ -11,6 +11,12 @@
 #include <unistd.h>
 
 #include "exitcode.h"
+#include "source.h"
+
+/* The registry of sources (source.h), in the order they are asked. */
+#define SOURCE_KIND_ENTRY(name) &source_##name##_kind,
+static const struct source_kind *const sources[] = { SOURCE_KIND_LIST(SOURCE_KIND_ENTRY) };
+#undef SOURCE_KIND_ENTRY
 
 /* What the run reads, as runs.source and the dashboard say it: the files, or the interfaces,
  * separated by spaces, every one whole (malloc'd; NULL when out of memory). */
@@ -45,57 +51,36 @@ void plan_from_config(struct plan *p, const struct config *cfg)
 {
 	memset(p, 0, sizeof(*p));
 	p->cfg = cfg;
-	p->streaming = cfg->iface || cfg->replay;
-	/* tcpdump -w - | iwscope -r -: a pipe that stays open is read as live capture is (rows
-	 * of open flows once their verdicts are final, commits every second, WAL for readers) */
 	for (unsigned i = 0; i < cfg->nfiles; i++)
 		p->from_stdin |= !strcmp(cfg->files[i], "-");
-	bool piped = p->from_stdin && capture_stdin_is_pipe();
-	p->source = cfg->iface ? PLAN_LIVE : cfg->replay ? PLAN_REPLAY : piped ? PLAN_PIPE : PLAN_FILES;
+	/* the first kind that is wanted; the last, files, wants anything */
+	for (size_t i = 0; i < sizeof(sources) / sizeof(sources[0]) && !p->source; i++)
+		if (sources[i]->wanted(p))
+			p->source = sources[i];
+	const struct source_kind *k = p->source;
 	/* files: nDPI and the sinks on a second thread; live and replay stay on one, next to the
 	 * dashboard that shows the flows as they are written */
-	p->threaded = p->source == PLAN_FILES && cfg->threads > 1;
+	p->threaded = k->bulk && cfg->threads > 1;
 	p->source_text = source_text(cfg);
 	if (!p->source_text)
 		p->source_text = calloc(1, 1);
-	bool want_ui = p->streaming && !cfg->no_ui && isatty(STDOUT_FILENO) && isatty(STDIN_FILENO);
+	bool want_ui = k->streaming && !cfg->no_ui && isatty(STDOUT_FILENO) && isatty(STDIN_FILENO);
 	p->sc = (struct sink_conf){ .uri = cfg->db, .spool = cfg->spool, .source = p->source_text,
-		.quiet = cfg->quiet, .bulk = p->source == PLAN_FILES, .json = cfg->json,
+		.quiet = cfg->quiet, .bulk = k->bulk, .json = cfg->json,
 		/* headless: a line per finished flow */
-		.lines = cfg->verbose || (p->streaming && !want_ui),
+		.lines = cfg->verbose || (k->streaming && !want_ui),
 		.dashboard = want_ui, .color = !cfg->no_color };
-	/* Rows of flows still open (early rows) are for live capture and replay: a file is read
-	 * faster than its flows lasted, and its rows all arrive within the run anyway, each
+	/* Rows of flows still open (early rows) are for live capture, replay and a pipe: a file is
+	 * read faster than its flows lasted, and its rows all arrive within the run anyway, each
 	 * written once. */
 	p->eo = (struct engine_opts){ .flow_cap = cfg->flow_cap, .force_timing = cfg->force_timing,
-		.threaded = p->threaded, .early_rows = p->source != PLAN_FILES,
+		.threaded = p->threaded, .early_rows = !k->bulk,
 		.source_files = cfg->iface ? NULL : p->files };
-}
-
-static int open_interfaces(struct plan *p)
-{
-	const struct config *cfg = p->cfg;
-	char err[1100];
-	for (unsigned i = 0; i < cfg->nifaces; i++) {
-		struct live_opts lo = { cfg->ifaces[i], cfg->snaplen, cfg->buffer_kib, cfg->filter,
-			                !cfg->no_promisc };
-		if (!(p->live[p->nlive] = capture_live_open(&lo, err, sizeof(err)))) {
-			fprintf(stderr, "iwscope: %s\n", err);
-			return EXIT_RUNTIME;
-		}
-		p->nlive++;
-	}
-	/* what the capture was opened with (every interface alike), beside what changes results */
-	int snaplen, kib;
-	capture_live_settings(p->live[0], &snaplen, &kib);
-	snprintf(p->options, sizeof(p->options), "snaplen=%d buffer_kib=%d%s", snaplen, kib,
-	         cfg->force_timing ? " timing" : "");
-	return 0;
 }
 
 /* capture files: those that cannot be opened are reported now and skipped; when none can, no
  * database is created or touched (standard input is read as it comes) */
-static int check_files(struct plan *p)
+int plan_check_files(struct plan *p)
 {
 	const struct config *cfg = p->cfg;
 	if (!p->source_text)
@@ -138,7 +123,7 @@ static int check_files(struct plan *p)
 
 int plan_open_source(struct plan *p)
 {
-	return p->source == PLAN_LIVE ? open_interfaces(p) : check_files(p);
+	return p->source->open(p);
 }
 
 /* Opens the kind k into the next slot (nothing when it is not available here). 0 or -1. */
@@ -176,7 +161,7 @@ int plan_open_sinks(struct plan *p)
 int plan_open_dpi(struct plan *p)
 {
 	const struct config *cfg = p->cfg;
-	if (cfg->no_dpi || p->source == PLAN_LIVE)
+	if (cfg->no_dpi || p->source->endless) /* live: each worker opens its own */
 		return 0;
 	/* with a stage, nDPI starts up there while this thread reads the first packets */
 	p->dpi = p->threaded ? dpi_new(cfg->dpi_packets) : dpi_open(cfg->dpi_packets);
@@ -252,16 +237,12 @@ void plan_open_terminal(struct plan *p, const struct run_info *run)
 
 int plan_start(struct plan *p)
 {
-	const struct config *cfg = p->cfg;
-	char err[1100];
-	if (p->source == PLAN_LIVE) {
-		struct livecap_opts lo = { .workers = cfg->threads, .eo = p->eo, .dpi = !cfg->no_dpi,
-			                   .dpi_packets = cfg->dpi_packets, .max_packets = cfg->count };
-		if (!(p->lc = livecap_start(p->live, p->nlive, &lo, err, sizeof(err)))) {
-			fprintf(stderr, "iwscope: %s\n", err);
-			return EXIT_RUNTIME;
-		}
-	} else if (!(p->eng = engine_new(&p->eo, p->sinks, p->nsinks, p->dpi))) {
+	return p->source->start(p);
+}
+
+int plan_start_engine(struct plan *p)
+{
+	if (!(p->eng = engine_new(&p->eo, p->sinks, p->nsinks, p->dpi))) {
 		fprintf(stderr, "iwscope: out of memory for the flow table\n");
 		return EXIT_RUNTIME;
 	}

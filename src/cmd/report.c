@@ -20,6 +20,7 @@
 #include "dbread.h"
 #include "exitcode.h"
 #include "json.h"
+#include "pg.h"
 #include "record.h"
 #include "reportsql.h"
 
@@ -435,10 +436,14 @@ static struct term term_of_stdout(void)
 	return t;
 }
 
+/* arg as given, a database URI's password starred (it may be a second URI) */
 static int usage_error(const char *what, const char *arg)
 {
-	fprintf(stderr, "iwscope report: %s%s%s%s; see --help\n", what, arg ? " \"" : "",
-	        arg ? arg : "", arg ? "\"" : "");
+	char shown[1024] = "";
+	if (arg)
+		pg_redact(arg, shown, sizeof(shown));
+	fprintf(stderr, "iwscope report: %s%s%s%s; see --help\n", what, arg ? " \"" : "", shown,
+	        arg ? "\"" : "");
 	return EXIT_USAGE;
 }
 

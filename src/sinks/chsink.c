@@ -14,6 +14,7 @@
 #include "ch.h"
 #include "config.h"
 #include "schema.h"
+#include "sink_kinds.h"
 
 static int count_row(void *arg, int ncols, const char *const *names, const char *const *vals,
                      const enum db_type *types)
@@ -203,3 +204,24 @@ outbox *chsink_open(const struct chsink_opts *o, char *err, size_t errlen)
 	ch_shown(o->uri, shown, sizeof(shown));
 	return outbox_open(&clickhouse, o->uri, shown, o->spool, o->quiet, err, errlen);
 }
+
+/* ---- the registry's "clickhouse" kind (sink_kinds.h): -o clickhouse://... ---- */
+
+static bool kind_wanted(const struct sink_conf *c) { return ch_is_uri(c->uri); }
+
+static int kind_open(const struct sink_conf *c, struct sink *out, char *err, size_t errlen)
+{
+	struct chsink_opts o = { c->uri, c->spool, c->quiet };
+	outbox *ob = chsink_open(&o, err, errlen);
+	if (!ob)
+		return -1;
+	*out = outbox_sink(ob);
+	return 0;
+}
+
+static const char *kind_file(const struct sink_conf *c) { return c->spool; }
+
+const struct sink_kind chsink_kind = {
+	.name = "clickhouse", .primary = true, .wanted = kind_wanted, .open = kind_open,
+	.file = kind_file, .replaced = outbox_kind_replaced, .summary = outbox_kind_summary,
+};

@@ -6,6 +6,7 @@
 
 #include "classify.h"
 #include "json.h"
+#include "sink_kinds.h"
 
 struct lines {
 	FILE *out;
@@ -120,3 +121,19 @@ struct sink lines_sink(FILE *out, bool json)
 	k.self = l;
 	return k;
 }
+
+/* ---- the registry's "lines" kind (sink_kinds.h): -v, --json, or a headless live run ---- */
+
+static bool kind_wanted(const struct sink_conf *c) { return c->lines; }
+
+static int kind_open(const struct sink_conf *c, struct sink *out, char *err, size_t errlen)
+{
+	(void)err;
+	(void)errlen;
+	*out = lines_sink(stdout, c->json); /* out of memory: no lines, as before */
+	return 0;
+}
+
+const struct sink_kind lines_kind = {
+	.name = "lines", .wanted = kind_wanted, .open = kind_open,
+};

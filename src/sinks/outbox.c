@@ -246,3 +246,30 @@ void outbox_close(outbox *ob)
 	memset(ob->uri, 0, sizeof(ob->uri)); /* it may hold the password */
 	free(ob);
 }
+
+void outbox_kind_replaced(void *self, int64_t *runs, int64_t *flows)
+{
+	const outbox *ob = self;
+	*runs = ob->st.replaced_runs;
+	*flows = ob->st.replaced_flows;
+}
+
+void outbox_kind_summary(void *self, const struct sink_conf *c)
+{
+	const outbox *ob = self;
+	const struct outbox_stats *st = &ob->st;
+	fprintf(stderr, "iwscope: %s: %llu flow rows sent", ob->ops.name,
+	        (unsigned long long)st->delivered);
+	if (st->spooled) {
+		fprintf(stderr, "; %llu waited in the spool while the server was unreachable",
+		        (unsigned long long)st->spooled);
+		if (st->backlog)
+			fprintf(stderr, " (%llu left by an earlier run)", (unsigned long long)st->backlog);
+		fprintf(stderr, ", %llu drained", (unsigned long long)st->drained);
+	}
+	fprintf(stderr, "\n");
+	if (st->remaining)
+		fprintf(stderr, "iwscope: %llu flow rows wait in the spool %s; the next run with it, or "
+		        "`iwscope merge %s -o URI`, delivers them\n", (unsigned long long)st->remaining,
+		        c->spool, c->spool);
+}

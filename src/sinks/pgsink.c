@@ -9,6 +9,7 @@
 
 #include "pg.h"
 #include "schema.h"
+#include "sink_kinds.h"
 
 /* text as an SQL string literal (standard_conforming_strings: only quotes double); malloc'd. */
 static char *literal(const char *text)
@@ -139,3 +140,24 @@ outbox *pgsink_open(const struct pgsink_opts *o, char *err, size_t errlen)
 	pg_redact(o->uri, shown, sizeof(shown));
 	return outbox_open(&postgresql, o->uri, shown, o->spool, o->quiet, err, errlen);
 }
+
+/* ---- the registry's "postgresql" kind (sink_kinds.h): -o postgresql://... ---- */
+
+static bool kind_wanted(const struct sink_conf *c) { return pg_is_uri(c->uri); }
+
+static int kind_open(const struct sink_conf *c, struct sink *out, char *err, size_t errlen)
+{
+	struct pgsink_opts o = { c->uri, c->spool, c->quiet };
+	outbox *ob = pgsink_open(&o, err, errlen);
+	if (!ob)
+		return -1;
+	*out = outbox_sink(ob);
+	return 0;
+}
+
+static const char *kind_file(const struct sink_conf *c) { return c->spool; }
+
+const struct sink_kind pgsink_kind = {
+	.name = "postgresql", .primary = true, .wanted = kind_wanted, .open = kind_open,
+	.file = kind_file, .replaced = outbox_kind_replaced, .summary = outbox_kind_summary,
+};

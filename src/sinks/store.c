@@ -12,10 +12,13 @@
 
 #include <sqlite3.h>
 
+#include "ch.h"
 #include "clock.h"
 #include "config.h"
+#include "pg.h"
 #include "record_columns.h"
 #include "schema.h"
+#include "sink_kinds.h"
 #include "sqldb.h"
 
 struct store {
@@ -442,3 +445,32 @@ struct sink store_sink(store *s)
 	struct sink k = { &store_ops, s };
 	return k;
 }
+
+/* ---- the registry's "sqlite" kind (sink_kinds.h): -o FILE, any target that is no server's
+ * URI ---- */
+
+static bool kind_wanted(const struct sink_conf *c) { return !pg_is_uri(c->uri) && !ch_is_uri(c->uri); }
+
+static int kind_open(const struct sink_conf *c, struct sink *out, char *err, size_t errlen)
+{
+	store *db = store_open(c->uri, err, errlen);
+	if (!db)
+		return -1;
+	if (c->bulk)
+		store_bulk(db);
+	store_check_same(db);
+	*out = store_sink(db);
+	return 0;
+}
+
+static const char *kind_file(const struct sink_conf *c) { return c->uri; }
+
+static void kind_replaced(void *self, int64_t *runs, int64_t *flows)
+{
+	store_replaced(self, runs, flows);
+}
+
+const struct sink_kind store_kind = {
+	.name = "sqlite", .primary = true, .wanted = kind_wanted, .open = kind_open,
+	.file = kind_file, .replaced = kind_replaced,
+};

@@ -19,6 +19,7 @@
 
 #include "classify.h"
 #include "clock.h"
+#include "sink_kinds.h"
 #include "uitable.h"
 
 enum { PANE_SERVERS = 0, PANE_RECENT, N_PANES };
@@ -610,3 +611,35 @@ enum ui_action ui_keys(ui *u)
 	}
 	return act;
 }
+
+enum ui_action ui_turn(ui *u, uint64_t packets, uint32_t open_flows, uint64_t now_us,
+                       uint64_t refresh_us, uint64_t *last_draw_us)
+{
+	enum ui_action a = ui_keys(u);
+	if (a == UI_QUIT)
+		return a;
+	ui_counters(u, packets, open_flows);
+	if (now_us - *last_draw_us >= refresh_us || a != UI_NONE) {
+		ui_draw(u, a != UI_NONE);
+		*last_draw_us = now_us;
+	}
+	return a;
+}
+
+/* ---- the registry's "dashboard" kind (sink_kinds.h): a live run or a replay on a terminal ---- */
+
+static bool kind_wanted(const struct sink_conf *c) { return c->dashboard; }
+
+static int kind_open(const struct sink_conf *c, struct sink *out, char *err, size_t errlen)
+{
+	(void)err;
+	(void)errlen;
+	struct ui_opts uo = { c->source, c->color };
+	ui *dash = ui_open(&uo);
+	*out = dash ? ui_sink(dash) : (struct sink){ NULL, NULL };
+	return 0;
+}
+
+const struct sink_kind ui_kind = {
+	.name = "dashboard", .terminal = true, .wanted = kind_wanted, .open = kind_open,
+};
