@@ -148,7 +148,7 @@ void engine_free(engine *e)
 static int write_record(engine *e, struct flow *f)
 {
 	struct flow_record rec;
-	record_build(f, e->hunt ? names_name(&f->hunt) : NULL, &rec);
+	record_build(e->flows, f, e->hunt ? names_name(&f->hunt) : NULL, &rec);
 	rec.source_file = e->opts.source_files ? e->opts.source_files[f->source_file] : NULL;
 	struct dpi_state *st = flow_dpi_peek(e->flows, f), none = { 0 };
 	if (e->stage) {
@@ -329,7 +329,7 @@ int engine_packet(engine *e, int dlt, const uint8_t *data, uint32_t caplen, uint
 	}
 	if (ts_us > f->last_us)
 		f->last_us = ts_us;
-	handshake_update(f, &p, dir);
+	handshake_update(e->flows, f, &p, dir);
 	flight_update(f, &p, dir, &e->fopts);
 	if (inspect(e, f, &p) != 0)
 		return -1;
