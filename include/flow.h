@@ -282,8 +282,13 @@ struct flow {
 	uint32_t dpi_idx;          /* its nDPI state in the table's pool (flow_dpi_state), + 1; 0 =
 	                            * none */
 	struct side c, s;          /* client (sent the SYN) and server */
-	struct name_hunt hunt;     /* the name the client asks for (names.c), on this thread always */
-	struct quic_conn *quic;    /* a QUIC connection's own state (quicflow.c), else NULL */
+	/* what a TCP flow needs and what a QUIC one does, never both (transport says which):
+	 * 8 bytes less than the two */
+	union {
+		struct name_hunt hunt;  /* TCP: the name the client asks for (names.c), on this
+		                         * thread always */
+		struct quic_conn *quic; /* QUIC: the connection's own state (quicflow.c), or NULL */
+	};
 	struct flow_wide *wide;    /* what does not fit above, rarely (flow_set_time), else NULL */
 	uint64_t key;              /* serial number within the run: the row's flow_key */
 	uint16_t dpi_sent;         /* payload packets handed to the DPI stage */

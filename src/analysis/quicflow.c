@@ -432,7 +432,7 @@ void quicflow_record(const struct flow *f, struct flow_record *r)
 
 void quicflow_free(struct flow *f)
 {
-	if (!f->quic)
+	if (f->transport != 17 || !f->quic) /* a TCP flow's name hunt shares the pointer */
 		return;
 	free(f->quic->hello);
 	free(f->quic->filled);
