@@ -48,7 +48,7 @@ enum iw_std classify_flight(enum ff_limit limit, unsigned segs, unsigned bytes, 
                             char *buf, size_t len);
 
 /* p0f-style option layout ("mss,sok,ts,nop,ws") of a SYN into buf. */
-void classify_olayout(char *buf, size_t len, const struct syn_info *si);
+void classify_olayout(char *buf, size_t len, const struct syn_layout *l);
 
 /* Names of the verdict and its evidence as stored (schema/sqlite.sql); static strings, NULL
  * where the column is NULL. */

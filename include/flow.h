@@ -13,9 +13,24 @@
  * NOPs; the record's olayout says so too) */
 #define SYN_LAYOUT_MAX 16
 
-/* What one side advertised in its SYN (client) or SYN-ACK (server). */
+/* A SYN's option layout (the record's olayout, classify_olayout). Few distinct ones are open at
+ * once, so a flow keeps an index into its table's set of them (flow_set_layout). */
+struct syn_layout {
+	uint8_t len;
+	uint8_t eol_pad;                /* bytes after an EOL (p0f "eol+N") */
+	uint8_t kinds[SYN_LAYOUT_MAX];  /* option kinds in wire order, the first len */
+};
+
+/* syn_info.layout: an index + 1 into the flow table's layouts, or one of these */
+#define SYN_LAYOUT_EMPTY 0         /* no options */
+#define SYN_LAYOUT_TABLE_MAX 0xfffdu /* distinct layouts a table holds at once, 1 .. this */
+#define SYN_LAYOUT_LOST 0xfffeu    /* not kept: the table full and no memory for the flow's own
+                                    * copy; the olayout is unknown */
+#define SYN_LAYOUT_WIDE 0xffffu    /* the table full: the flow's own copy, in wide->layout */
+
+/* What one side advertised in its SYN (client) or SYN-ACK (server); valid with its side's
+ * syn_seen, its time is the side's syn_off (flow_time). */
 struct syn_info {
-	uint64_t ts_us;      /* first SYN / SYN-ACK at the vantage point; 0 = not seen */
 	uint32_t tsval;      /* valid with OPT_TS */
 	uint32_t tsecr;      /* ... and what it echoed (a SYN-ACK: the client's SYN's TSval) */
 	uint32_t payload;    /* data bytes carried on the SYN (TFO) */
@@ -26,9 +41,7 @@ struct syn_info {
 	uint8_t wscale;      /* valid with OPT_WS */
 	uint8_t ttl;
 	uint8_t quirks;      /* Q_*; Q_OPT_CUT means absent options are unknown */
-	uint8_t layout_len;
-	uint8_t eol_pad;
-	uint8_t layout[SYN_LAYOUT_MAX]; /* option kinds in wire order */
+	uint16_t layout;     /* SYN_LAYOUT_*, or its index + 1 in the flow table (flow_layout) */
 };
 
 enum ff_state { FF_WAIT = 0, FF_OPEN, FF_CLOSED };
@@ -176,6 +189,7 @@ struct side {
 	bool win_known : 1;
 	bool win_is_syn : 1;       /* last_win came from its SYN */
 	bool ack_seen : 1;         /* it sent a segment with ACK: ack_max valid */
+	bool syn_seen : 1;         /* its SYN (client) or SYN-ACK (server) was seen: syn valid */
 	uint16_t last_win;
 	uint32_t isn;
 	uint32_t snd_max;      /* highest absolute sequence end it sent (valid with isn_known) */
@@ -185,8 +199,9 @@ struct side {
 	 * of older holes, all below it (unseen) */
 	uint32_t hole_lo, hole_hi, hole_mark, unseen;
 	uint32_t last_tsval;
-	uint64_t pkts, bytes;  /* packets and payload bytes it sent */
+	int32_t syn_off;       /* its SYN's time after the flow's first_us: read it with flow_time */
 	struct syn_info syn;
+	uint64_t pkts, bytes;  /* packets and payload bytes it sent */
 	struct first_flight ff;
 };
 
@@ -203,6 +218,24 @@ enum handshake_kind {
 };
 
 enum end_reason { END_NONE = 0, END_FIN, END_RST, END_IDLE, END_EVICTED, END_REUSE, END_CAPTURE };
+
+/* The times of a flow's handshake at the vantage point. A time of 0 is "not seen", as a capture's
+ * time 0 always was. QUIC's are its handshake's (quicflow.c). */
+enum flow_time {
+	FT_SYN = 0, /* the client's first SYN */
+	FT_SYNACK,  /* the server's first SYN-ACK */
+	FT_ACK,     /* the client's segment completing the handshake */
+	FT_C_SYN,   /* what the client's syn_info was taken from: its first SYN (= FT_SYN) */
+	FT_S_SYN,   /* ... and the server's: its SYN-ACK, or its SYN in a simultaneous open */
+	FT_N
+};
+
+/* What a flow holds out of line, allocated in the rare case it needs it (flow_set_time) and
+ * freed with the flow (flow_release). */
+struct flow_wide {
+	uint64_t us[FT_N]; /* every time of the flow, exact, once one did not fit its offset */
+	struct syn_layout layout[2]; /* the client's and the server's, with SYN_LAYOUT_WIDE */
+};
 
 struct dpi_flow; /* nDPI's state, owned by dpi.c, NULL once decided */
 struct quic_conn; /* quicflow.c */
@@ -236,24 +269,83 @@ struct flow {
 	bool in_use : 1;
 	struct ip_addr c_addr, s_addr;
 	bool written : 1;          /* its row was written early (verdicts final before its end) */
+	uint8_t hs_seen : 3;       /* FT_SYN, FT_SYNACK, FT_ACK seen: a bit each */
+	bool times_wide : 1;       /* every time is in wide->us, exact: one did not fit its offset */
+	bool times_lost : 1;       /* one did not fit, and there was no memory to keep it: every
+	                            * time reads as unknown (0), whether each was seen still holds */
 	uint32_t lprev, lnext;     /* expiry list links: index + 1 */
 	uint64_t first_us, last_us;
-	uint64_t syn_us, synack_us, ack_us;
+	/* FT_SYN, FT_SYNACK, FT_ACK in us after first_us (a capture's time may step back): 12
+	 * bytes less than three uint64_t. Read and set them with flow_time and flow_set_time, which
+	 * keep a time that does not fit in wide, exact. */
+	int32_t hs_off[3];
+	uint32_t dpi_idx;          /* its nDPI state in the table's pool (flow_dpi_state), + 1; 0 =
+	                            * none */
 	struct side c, s;          /* client (sent the SYN) and server */
-	struct name_hunt hunt;     /* the name the client asks for (names.c), on this thread always */
-	struct quic_conn *quic;    /* a QUIC connection's own state (quicflow.c), else NULL */
+	/* what a TCP flow needs and what a QUIC one does, never both (transport says which):
+	 * 8 bytes less than the two */
+	union {
+		struct name_hunt hunt;  /* TCP: the name the client asks for (names.c), on this
+		                         * thread always */
+		struct quic_conn *quic; /* QUIC: the connection's own state (quicflow.c), or NULL */
+	};
+	struct flow_wide *wide;    /* what does not fit above, rarely (flow_set_time), else NULL */
 	uint64_t key;              /* serial number within the run: the row's flow_key */
 	uint16_t dpi_sent;         /* payload packets handed to the DPI stage */
 	uint16_t source_file;      /* the capture file it began in (engine_opts.source_files) */
-	uint32_t dpi_idx;          /* its nDPI state in the table's pool (flow_dpi_state), + 1; 0 =
-	                            * none */
 };
+
+/* Whether time w of f was seen. */
+static inline bool flow_seen(const struct flow *f, enum flow_time w)
+{
+	if (w == FT_C_SYN)
+		return f->c.syn_seen;
+	if (w == FT_S_SYN)
+		return f->s.syn_seen;
+	return (f->hs_seen >> w & 1u) != 0;
+}
+
+/* Time w of f in us: 0 when not seen, or when it was lost (times_lost: unknown). */
+static inline uint64_t flow_time(const struct flow *f, enum flow_time w)
+{
+	if (!flow_seen(f, w) || f->times_lost)
+		return 0;
+	if (f->times_wide)
+		return f->wide->us[w];
+	int32_t off = w == FT_C_SYN ? f->c.syn_off : w == FT_S_SYN ? f->s.syn_off : f->hs_off[w];
+	return f->first_us + (uint64_t)(int64_t)off;
+}
+
+/* The time of side sd's SYN (f->c's or f->s's), as flow_time. */
+static inline uint64_t flow_syn_time(const struct flow *f, const struct side *sd)
+{
+	return flow_time(f, sd == &f->c ? FT_C_SYN : FT_S_SYN);
+}
+
+/* Sets time w of f to t (f->first_us set before), 0 = not seen. A time more than 35 minutes
+ * from first_us (a handshake long after the flow's first packet, a capture's clock stepping
+ * back) moves every time of f to f->wide, exact; without memory for it they read as unknown
+ * (times_lost). */
+void flow_set_time(struct flow *f, enum flow_time w, uint64_t t);
 
 typedef struct flow_table flow_table;
 
 /* Creates a table holding at most cap flows; NULL on allocation failure. */
 flow_table *flow_table_new(uint32_t cap);
 void flow_table_free(flow_table *t);
+
+/* Keeps l as the option layout of side dir's SYN (0 the client's, 1 the server's): shared with
+ * every open flow of t with the same (SYN_LAYOUT_TABLE_MAX distinct ones at most), else f's own
+ * copy in f->wide; without memory for that, unknown (SYN_LAYOUT_LOST). */
+void flow_set_layout(flow_table *t, struct flow *f, int dir, const struct syn_layout *l);
+
+/* The option layout of side dir's SYN (valid with its syn_seen), as long as f is open in t;
+ * NULL: unknown (SYN_LAYOUT_LOST). */
+const struct syn_layout *flow_layout(const flow_table *t, const struct flow *f, int dir);
+
+/* Lets go of what f holds beside its slot (its layouts in t, wide): its times and layouts are not
+ * to be read after. flow_remove calls it; a flow outside a table (a test's) calls it itself. */
+void flow_release(flow_table *t, struct flow *f);
 
 /* Finds the flow of p's 5-tuple (either direction); *dir = 0 when p was sent by the client. */
 struct flow *flow_lookup(flow_table *t, const struct pkt *p, int *dir);

@@ -14,8 +14,9 @@ bool handshake_src_is_client(const struct pkt *p);
  * the same 5-tuple (port reuse: a SYN with a new ISN), so f must end first. */
 bool handshake_is_reuse(const struct flow *f, const struct pkt *p, int dir);
 
-/* Updates f's handshake state with p; call before the per-side counters are updated. */
-void handshake_update(struct flow *f, const struct pkt *p, int dir);
+/* Updates f's handshake state with p (a SYN's option layout kept in t, f's table); call before
+ * the per-side counters are updated. */
+void handshake_update(flow_table *t, struct flow *f, const struct pkt *p, int dir);
 
 /* The handshake outcome of f so far. */
 enum handshake_kind handshake_kind(const struct flow *f);

@@ -35,7 +35,7 @@ void quicflow_verdict(const struct flow *f, int sender, struct ff_verdict *v);
  * handshake's round trips, the server name from the ClientHello when nDPI gives none). */
 void quicflow_record(const struct flow *f, struct flow_record *r);
 
-/* Frees f's QUIC state. */
+/* Frees f's QUIC state (nothing for a flow of another transport). */
 void quicflow_free(struct flow *f);
 
 #endif

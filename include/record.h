@@ -94,9 +94,11 @@ extern const unsigned record_ncolumns;
 int record_value(const struct flow_record *r, unsigned col, int64_t *i, const char **s);
 
 struct flow;
-/* Fills r from flow f (DPI fields empty: dpi_finish adds them); asked_name (names.c: the
- * server name the client asked for, or NULL) is the server name. */
-void record_build(const struct flow *f, const char *asked_name, struct flow_record *r);
+struct flow_table;
+/* Fills r from flow f, open in t (DPI fields empty: dpi_finish adds them); asked_name (names.c:
+ * the server name the client asked for, or NULL) is the server name. */
+void record_build(const struct flow_table *t, const struct flow *f, const char *asked_name,
+                  struct flow_record *r);
 
 /* The run as the sinks see it; counters are final only in run_end. */
 struct run_info {

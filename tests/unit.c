@@ -2,6 +2,7 @@
  * handshake and first-flight trackers; in unit_names.c, the server names). Prints one line per failed
  * check and a summary; exit status 1 on any failure. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "classify.h"
@@ -205,22 +206,22 @@ static void test_options(void)
 	CHECK_EQ_INT(o.wscale, 7);
 	CHECK_EQ_INT(o.tsval, 1);
 	CHECK_EQ_INT(o.present, (OPT_MSS | OPT_SACKOK | OPT_TS | OPT_WS));
-	struct syn_info si;
+	struct syn_layout lay;
 	char buf_layout[64];
-	memset(&si, 0, sizeof(si));
-	si.layout_len = o.layout_len;
-	memcpy(si.layout, o.layout, o.layout_len);
-	classify_olayout(buf_layout, sizeof(buf_layout), &si);
+	memset(&lay, 0, sizeof(lay));
+	lay.len = o.layout_len;
+	memcpy(lay.kinds, o.layout, o.layout_len);
+	classify_olayout(buf_layout, sizeof(buf_layout), &lay);
 	CHECK_EQ_STR(buf_layout, "mss,sok,ts,nop,ws");
 	/* EOL with its padding, an unknown kind, and a buffer too small for the last item */
 	const uint8_t odd[] = { 2, 254, 34, 0 };
-	si.layout_len = 4;
-	memcpy(si.layout, odd, sizeof(odd));
-	si.eol_pad = 12;
-	classify_olayout(buf_layout, sizeof(buf_layout), &si);
+	lay.len = 4;
+	memcpy(lay.kinds, odd, sizeof(odd));
+	lay.eol_pad = 12;
+	classify_olayout(buf_layout, sizeof(buf_layout), &lay);
 	CHECK_EQ_STR(buf_layout, "mss,?254,tfo,eol+12");
 	char small[16];
-	classify_olayout(small, sizeof(small), &si);
+	classify_olayout(small, sizeof(small), &lay);
 	CHECK_EQ_STR(small, "mss,?254,tfo");
 	classify_iw_class(small, sizeof(small), 4000000000u, 0);
 	CHECK_EQ_STR(small, ">=IW4000000000");
@@ -420,6 +421,72 @@ static void test_flow_table_grows(void)
 /* The dashboard's tables (uitable.c, no curses): servers sorted by IW go by the number shown,
  * exact before a lower bound of the same number, none last (issue 31: IW1, >=IW5, >=IW1, >=IW8
  * before); a QUIC server is its own row ("/quic"). */
+/* SYN option layouts: one entry in the table per distinct layout among its open flows, shared
+ * and counted; with the table full (SYN_LAYOUT_TABLE_MAX at once) a flow keeps its own copy,
+ * exact; a layout freed by the last flow holding it makes room again. */
+static void test_flow_layouts(void)
+{
+	flow_table *t = flow_table_new(16);
+	const unsigned n = SYN_LAYOUT_TABLE_MAX / 2 + 1; /* flows: one layout more than it holds */
+	struct flow *fl = calloc(n, sizeof(*fl)), extra;
+	memset(&extra, 0, sizeof(extra));
+	CHECK(t && fl);
+	if (!t || !fl)
+		return;
+	struct syn_layout l;
+	memset(&l, 0, sizeof(l));
+	l.len = 4;
+	l.kinds[0] = 2;
+	l.kinds[3] = 0;
+	l.eol_pad = 7;
+	for (unsigned i = 0; i < 2 * n; i++) {
+		l.kinds[1] = (uint8_t)(i >> 8);
+		l.kinds[2] = (uint8_t)i;
+		flow_set_layout(t, &fl[i / 2], (int)(i % 2), &l);
+	}
+	CHECK_EQ_INT(fl[0].c.syn.layout, 1);
+	CHECK_EQ_INT(fl[n - 1].c.syn.layout, SYN_LAYOUT_TABLE_MAX);
+	CHECK_EQ_INT(fl[n - 1].s.syn.layout, SYN_LAYOUT_WIDE); /* the table was full */
+	const uint8_t last[] = { 2, 0xff, 0xfd, 0 }, one[] = { 2, 0x12, 0x34, 0 };
+	const struct syn_layout *w = flow_layout(t, &fl[n - 1], 1);
+	CHECK(w && w->len == 4 && w->eol_pad == 7);
+	if (w)
+		CHECK_EQ_MEM(w->kinds, last, sizeof(last));
+	char buf[OLAYOUT_MAX];
+	classify_olayout(buf, sizeof(buf), w);
+	CHECK_EQ_STR(buf, "mss,?255,?253,eol+7");
+	const struct syn_layout *in = flow_layout(t, &fl[0x1234 / 2], 0);
+	CHECK(in && in->len == 4);
+	if (in)
+		CHECK_EQ_MEM(in->kinds, one, sizeof(one));
+	/* a layout the table holds is shared though it is full */
+	l.kinds[1] = 0x12;
+	l.kinds[2] = 0x34;
+	flow_set_layout(t, &extra, 1, &l);
+	CHECK_EQ_INT(extra.s.syn.layout, fl[0x1234 / 2].c.syn.layout);
+	/* the flow that held one alone lets go: its entry is free for another */
+	flow_release(t, &fl[1]);
+	l.kinds[1] = l.kinds[2] = 0xee;
+	flow_set_layout(t, &extra, 0, &l);
+	CHECK(extra.c.syn.layout >= 1 && extra.c.syn.layout <= SYN_LAYOUT_TABLE_MAX);
+	/* and the shared one outlives the first of its two holders */
+	flow_release(t, &fl[0x1234 / 2]);
+	in = flow_layout(t, &extra, 1);
+	CHECK(in != NULL);
+	if (in)
+		CHECK_EQ_MEM(in->kinds, one, sizeof(one));
+	/* no options at all: nothing kept */
+	l.len = 0;
+	flow_set_layout(t, &extra, 1, &l);
+	CHECK_EQ_INT(extra.s.syn.layout, SYN_LAYOUT_EMPTY);
+	CHECK_EQ_INT(flow_layout(t, &extra, 1)->len, 0);
+	for (unsigned i = 0; i < n; i++)
+		flow_release(t, &fl[i]);
+	flow_release(t, &extra);
+	free(fl);
+	flow_table_free(t);
+}
+
 static void test_uitable(void)
 {
 	struct uitable t;
@@ -498,6 +565,7 @@ int main(void)
 	test_decode();
 	test_flow_table();
 	test_flow_table_grows();
+	test_flow_layouts();
 	test_flight();
 	test_handshake();
 	test_names();

@@ -42,10 +42,19 @@ static struct pkt base(const struct conn *c, int dir, uint64_t t_us, uint8_t fla
 	return p;
 }
 
+/* The table the flows' SYN option layouts are kept in (the flows themselves are not in it). */
+static flow_table *layouts(void)
+{
+	static flow_table *t;
+	if (!t)
+		t = flow_table_new(16);
+	return t;
+}
+
 static void feed(struct conn *c, struct pkt *p, int dir)
 {
 	struct side *snd = dir == 0 ? &c->f.c : &c->f.s;
-	handshake_update(&c->f, p, dir);
+	handshake_update(layouts(), &c->f, p, dir);
 	flight_update(&c->f, p, dir, &c->o);
 	flow_side_update(snd, p);
 	if (p->opt.present & OPT_TS)
@@ -59,6 +68,7 @@ static void handshake_syns(struct conn *c, bool ts, uint64_t rtt_s, uint64_t rtt
                            uint8_t c_opts, uint8_t c_quirks, uint8_t s_opts)
 {
 	memset(c, 0, sizeof(*c));
+	c->f.first_us = T0; /* as the engine starts a flow: at its first packet */
 	c->ts = ts;
 	c->nxt[0] = 1000;
 	c->nxt[1] = 900000;
@@ -143,6 +153,7 @@ static void ack_to(struct conn *c, int dir, uint64_t t, uint32_t ackno)
 static void server_only(struct conn *c, bool ts)
 {
 	memset(c, 0, sizeof(*c));
+	c->f.first_us = T0; /* as the engine starts a flow: at its first packet */
 	c->ts = ts;
 	c->nxt[0] = 1001; /* the client's ISN + 1: what the SYN-ACK acknowledges */
 	c->nxt[1] = 900000;
@@ -455,6 +466,7 @@ static void super_packets(void)
 static uint32_t tfo_handshake(struct conn *c, uint64_t synack_us)
 {
 	memset(c, 0, sizeof(*c));
+	c->f.first_us = T0; /* as the engine starts a flow: at its first packet */
 	c->ts = true;
 	c->nxt[0] = 1000;
 	c->nxt[1] = 900000;
@@ -532,6 +544,7 @@ static void handshake_cases(void)
 	p.seq = 777777;
 	CHECK(handshake_is_reuse(&c.f, &p, 0));
 	memset(&c, 0, sizeof(c));
+	c.f.first_us = T0;
 	p = base(&c, 0, 0, TH_SYN);
 	p.seq = 5;
 	feed(&c, &p, 0);

@@ -42,15 +42,31 @@ static void linux_options(struct pkt *p, uint16_t mss, uint8_t ws, uint32_t tsva
 	p->tcp_hlen = 40;
 }
 
+/* The table the flows' SYN option layouts are kept in (the flows themselves are not in it). */
+static flow_table *layouts(void)
+{
+	static flow_table *t;
+	if (!t)
+		t = flow_table_new(16);
+	return t;
+}
+
+/* A flow as the engine starts it: cleared, its first packet at T0. */
+static void fresh(struct flow *f)
+{
+	memset(f, 0, sizeof(*f));
+	f->first_us = T0;
+}
+
 static void feed(struct flow *f, const struct pkt *p, int dir)
 {
-	handshake_update(f, p, dir);
+	handshake_update(layouts(), f, p, dir);
 }
 
 /* SYN at 0, SYN-ACK at 30 ms, ACK at 30.2 ms, as next to the client. */
 static void three_way(struct flow *f)
 {
-	memset(f, 0, sizeof(*f));
+	fresh(f);
 	struct pkt p = seg(0, 0, TH_SYN, C_ISN, 0);
 	linux_options(&p, 1460, 7, 111);
 	feed(f, &p, 0);
@@ -90,21 +106,25 @@ static void syn_options_recorded(void)
 	struct flow f;
 	three_way(&f);
 	CHECK_EQ_INT(handshake_kind(&f), HS_COMPLETE);
-	CHECK_EQ_INT(f.c.syn.ts_us, T0);
+	CHECK_EQ_INT(flow_time(&f, FT_C_SYN), T0);
 	CHECK_EQ_INT(f.c.syn.win, 64240);
 	CHECK_EQ_INT(f.c.syn.mss, 1460);
 	CHECK_EQ_INT(f.c.syn.wscale, 7);
 	CHECK_EQ_INT(f.c.syn.tsval, 111);
 	CHECK_EQ_INT(f.c.syn.ttl, 64);
 	CHECK_EQ_INT(f.c.syn.present, (OPT_MSS | OPT_SACKOK | OPT_TS | OPT_WS));
-	CHECK_EQ_INT(f.c.syn.layout_len, 5);
-	CHECK_EQ_INT(f.c.syn.layout[0], 2);
-	CHECK_EQ_INT(f.c.syn.layout[4], 3);
+	const struct syn_layout *l = flow_layout(layouts(), &f, 0);
+	CHECK_EQ_INT(l->len, 5);
+	CHECK_EQ_INT(l->kinds[0], 2);
+	CHECK_EQ_INT(l->kinds[4], 3);
+	CHECK_EQ_INT(flow_layout(layouts(), &f, 1)->len, 5);
+	CHECK_EQ_INT(f.c.syn.layout, f.s.syn.layout); /* one layout, kept once */
+	flow_release(layouts(), &f);
 	CHECK_EQ_INT(f.c.syn.retx, 0);
 	CHECK_EQ_INT(f.c.syn.payload, 0);
 	CHECK(f.c.isn_known);
 	CHECK_EQ_INT(f.c.isn, C_ISN);
-	CHECK_EQ_INT(f.s.syn.ts_us, T0 + 30000);
+	CHECK_EQ_INT(flow_time(&f, FT_S_SYN), T0 + 30000);
 	CHECK_EQ_INT(f.s.syn.win, 65160);
 	CHECK_EQ_INT(f.s.syn.mss, 1400);
 	CHECK_EQ_INT(f.s.syn.wscale, 9);
@@ -114,12 +134,13 @@ static void syn_options_recorded(void)
 	CHECK_EQ_INT(f.s.isn, S_ISN);
 	CHECK_EQ_INT(f.s.snd_max, S_ISN + 1);
 	/* a SYN without options: none present, the window kept */
-	memset(&f, 0, sizeof(f));
+	fresh(&f);
 	struct pkt p = seg(0, 0, TH_SYN, C_ISN, 0);
 	p.win = 8192;
 	feed(&f, &p, 0);
 	CHECK_EQ_INT(f.c.syn.present, 0);
-	CHECK_EQ_INT(f.c.syn.layout_len, 0);
+	CHECK_EQ_INT(flow_layout(layouts(), &f, 0)->len, 0);
+	CHECK_EQ_INT(f.c.syn.layout, SYN_LAYOUT_EMPTY);
 	CHECK_EQ_INT(f.c.syn.win, 8192);
 }
 
@@ -128,14 +149,14 @@ static void times_and_rtt_legs(void)
 {
 	struct flow f;
 	three_way(&f);
-	CHECK_EQ_INT(f.syn_us, T0);
-	CHECK_EQ_INT(f.synack_us, T0 + 30000);
-	CHECK_EQ_INT(f.ack_us, T0 + 30200);
+	CHECK_EQ_INT(flow_time(&f, FT_SYN), T0);
+	CHECK_EQ_INT(flow_time(&f, FT_SYNACK), T0 + 30000);
+	CHECK_EQ_INT(flow_time(&f, FT_ACK), T0 + 30200);
 	CHECK_EQ_INT(flight_rtt_leg(&f, 1), 30000); /* vantage <-> server: SYN -> SYN-ACK */
 	CHECK_EQ_INT(flight_rtt_leg(&f, 0), 200);   /* vantage <-> client: SYN-ACK -> ACK */
 	CHECK_EQ_INT(flight_rtt(&f), 30200);
 	/* without the ACK the client leg, and so the RTT, is unknown */
-	memset(&f, 0, sizeof(f));
+	fresh(&f);
 	struct pkt p = seg(0, 0, TH_SYN, C_ISN, 0);
 	feed(&f, &p, 0);
 	p = seg(1, 500, TH_SYN | TH_ACK, S_ISN, C_ISN + 1);
@@ -147,17 +168,17 @@ static void times_and_rtt_legs(void)
 	/* an ACK that does not acknowledge the SYN-ACK completes nothing */
 	p = seg(0, 700, TH_ACK, C_ISN + 1, S_ISN + 5000);
 	feed(&f, &p, 0);
-	CHECK_EQ_INT(f.ack_us, 0);
+	CHECK_EQ_INT(flow_time(&f, FT_ACK), 0);
 	CHECK_EQ_INT(handshake_kind(&f), HS_NO_ACK);
 	/* the first data segment stands in for a lost pure ACK */
 	p = seg(0, 900, TH_ACK | TH_PSH, C_ISN + 1, S_ISN + 1);
 	p.payload_len = 100;
 	feed(&f, &p, 0);
-	CHECK_EQ_INT(f.ack_us, T0 + 900);
+	CHECK_EQ_INT(flow_time(&f, FT_ACK), T0 + 900);
 	CHECK_EQ_INT(handshake_kind(&f), HS_COMPLETE);
 	CHECK_EQ_INT(flight_rtt_leg(&f, 0), 400);
 	/* time going backwards (a SYN-ACK stamped before the SYN) gives no negative leg */
-	memset(&f, 0, sizeof(f));
+	fresh(&f);
 	p = seg(0, 5000, TH_SYN, C_ISN, 0);
 	feed(&f, &p, 0);
 	p = seg(1, 1000, TH_SYN | TH_ACK, S_ISN, C_ISN + 1);
@@ -165,10 +186,86 @@ static void times_and_rtt_legs(void)
 	CHECK_EQ_INT(flight_rtt_leg(&f, 1), -1);
 }
 
+/* Times too far from the flow's first packet for a 32-bit offset (a handshake hours after it, a
+ * capture's clock stepping back hours): every time of the flow moves out of line, exact, and
+ * the legs come out as they would from the times themselves. */
+static void times_far_from_the_first_packet(void)
+{
+	struct flow f;
+	fresh(&f); /* first packet at T0, the handshake two hours on */
+	const uint64_t h2 = 2 * 3600 * 1000000ull;
+	struct pkt p = seg(0, h2, TH_SYN, C_ISN, 0);
+	linux_options(&p, 1460, 7, 111);
+	feed(&f, &p, 0);
+	CHECK(f.times_wide);
+	CHECK_EQ_INT(flow_time(&f, FT_SYN), T0 + h2);
+	CHECK_EQ_INT(flow_time(&f, FT_C_SYN), T0 + h2);
+	CHECK_EQ_INT(flow_syn_time(&f, &f.c), T0 + h2);
+	p = seg(1, h2 + 30000, TH_SYN | TH_ACK, S_ISN, C_ISN + 1);
+	feed(&f, &p, 1);
+	p = seg(0, h2 + 30200, TH_ACK, C_ISN + 1, S_ISN + 1);
+	feed(&f, &p, 0);
+	CHECK_EQ_INT(handshake_kind(&f), HS_COMPLETE);
+	CHECK_EQ_INT(flow_time(&f, FT_SYNACK), T0 + h2 + 30000);
+	CHECK_EQ_INT(flow_time(&f, FT_S_SYN), T0 + h2 + 30000);
+	CHECK_EQ_INT(flow_time(&f, FT_ACK), T0 + h2 + 30200);
+	CHECK_EQ_INT(flight_rtt_leg(&f, 1), 30000);
+	CHECK_EQ_INT(flight_rtt_leg(&f, 0), 200);
+	flow_release(layouts(), &f);
+	/* two times in their offsets, then one two hours before the first packet: the two carried
+	 * over exact beside it */
+	fresh(&f);
+	p = seg(0, 0, TH_SYN, C_ISN, 0);
+	feed(&f, &p, 0);
+	p = seg(1, 500, TH_SYN | TH_ACK, S_ISN, C_ISN + 1);
+	feed(&f, &p, 1);
+	CHECK(!f.times_wide && !f.wide);
+	p = seg(0, 0, TH_ACK, C_ISN + 1, S_ISN + 1);
+	p.ts_us = T0 - h2;
+	feed(&f, &p, 0);
+	CHECK(f.times_wide);
+	CHECK_EQ_INT(flow_time(&f, FT_SYN), T0);
+	CHECK_EQ_INT(flow_time(&f, FT_C_SYN), T0);
+	CHECK_EQ_INT(flow_time(&f, FT_SYNACK), T0 + 500);
+	CHECK_EQ_INT(flow_time(&f, FT_S_SYN), T0 + 500);
+	CHECK_EQ_INT(flow_time(&f, FT_ACK), T0 - h2);
+	CHECK_EQ_INT(flight_rtt_leg(&f, 1), 500);
+	CHECK_EQ_INT(flight_rtt_leg(&f, 0), -1); /* the ACK stamped before the SYN-ACK */
+	/* a time set to 0 is not seen (QUIC's Retry starts its handshake again so) */
+	flow_set_time(&f, FT_ACK, 0);
+	CHECK(!flow_seen(&f, FT_ACK));
+	CHECK_EQ_INT(flow_time(&f, FT_ACK), 0);
+	CHECK_EQ_INT(handshake_kind(&f), HS_NO_ACK);
+	flow_release(layouts(), &f);
+	CHECK(!f.wide);
+	/* the edges of an offset: 2^31 - 1 us after the first packet fits, one more does not;
+	 * -2^31 fits before it */
+	fresh(&f);
+	flow_set_time(&f, FT_SYN, T0 + INT32_MAX);
+	flow_set_time(&f, FT_SYNACK, T0 - (uint64_t)INT32_MAX - 1);
+	CHECK(!f.times_wide);
+	CHECK_EQ_INT(flow_time(&f, FT_SYN), T0 + INT32_MAX);
+	CHECK_EQ_INT(flow_time(&f, FT_SYNACK), T0 - (uint64_t)INT32_MAX - 1);
+	flow_set_time(&f, FT_ACK, T0 + (uint64_t)INT32_MAX + 1);
+	CHECK(f.times_wide);
+	CHECK_EQ_INT(flow_time(&f, FT_ACK), T0 + (uint64_t)INT32_MAX + 1);
+	CHECK_EQ_INT(flow_time(&f, FT_SYN), T0 + INT32_MAX);
+	flow_release(layouts(), &f);
+	/* a capture's time 0 is "not seen", as it always was */
+	fresh(&f);
+	f.first_us = 0;
+	p = seg(0, 0, TH_SYN, C_ISN, 0);
+	p.ts_us = 0;
+	feed(&f, &p, 0);
+	CHECK(!flow_seen(&f, FT_SYN) && !f.c.syn_seen);
+	CHECK_EQ_INT(handshake_kind(&f), HS_NONE);
+	flow_release(layouts(), &f);
+}
+
 static void retransmitted_syns(void)
 {
 	struct flow f;
-	memset(&f, 0, sizeof(f));
+	fresh(&f);
 	struct pkt p = seg(0, 0, TH_SYN, C_ISN, 0);
 	linux_options(&p, 1460, 7, 111);
 	feed(&f, &p, 0);
@@ -180,16 +277,16 @@ static void retransmitted_syns(void)
 	p.ts_us = T0 + 3000000;
 	feed(&f, &p, 0);
 	CHECK_EQ_INT(f.c.syn.retx, 2);
-	CHECK_EQ_INT(f.c.syn.ts_us, T0);
+	CHECK_EQ_INT(flow_time(&f, FT_C_SYN), T0);
 	CHECK_EQ_INT(f.c.syn.win, 64240);
-	CHECK_EQ_INT(f.syn_us, T0);
+	CHECK_EQ_INT(flow_time(&f, FT_SYN), T0);
 	/* the SYN-ACK twice: one retransmission; the first one's time is the handshake's */
 	p = seg(1, 3030000, TH_SYN | TH_ACK, S_ISN, C_ISN + 1);
 	feed(&f, &p, 1);
 	p.ts_us = T0 + 4030000;
 	feed(&f, &p, 1);
 	CHECK_EQ_INT(f.s.syn.retx, 1);
-	CHECK_EQ_INT(f.synack_us, T0 + 3030000);
+	CHECK_EQ_INT(flow_time(&f, FT_SYNACK), T0 + 3030000);
 	CHECK_EQ_INT(flight_rtt_leg(&f, 1), 3030000); /* from the first SYN: what the client waited */
 	CHECK_EQ_INT(handshake_kind(&f), HS_NO_ACK);
 }
@@ -198,7 +295,7 @@ static void outcomes(void)
 {
 	struct flow f;
 	/* refused: the SYN answered by RST */
-	memset(&f, 0, sizeof(f));
+	fresh(&f);
 	struct pkt p = seg(0, 0, TH_SYN, C_ISN, 0);
 	feed(&f, &p, 0);
 	p = seg(1, 100, TH_RST | TH_ACK, 0, C_ISN + 1);
@@ -206,21 +303,21 @@ static void outcomes(void)
 	CHECK(f.s.rst && !f.c.rst);
 	CHECK_EQ_INT(handshake_kind(&f), HS_REFUSED);
 	/* first seen at the SYN-ACK */
-	memset(&f, 0, sizeof(f));
+	fresh(&f);
 	p = seg(1, 0, TH_SYN | TH_ACK, S_ISN, C_ISN + 1);
 	feed(&f, &p, 1);
 	CHECK_EQ_INT(handshake_kind(&f), HS_NO_SYN);
 	CHECK_EQ_INT(f.s.isn, S_ISN);
-	CHECK_EQ_INT(f.synack_us, T0);
-	CHECK_EQ_INT(f.syn_us, 0);
+	CHECK_EQ_INT(flow_time(&f, FT_SYNACK), T0);
+	CHECK_EQ_INT(flow_time(&f, FT_SYN), 0);
 	/* first seen mid-stream: no handshake at all, a FIN noted */
-	memset(&f, 0, sizeof(f));
+	fresh(&f);
 	p = seg(1, 0, TH_ACK | TH_FIN, 5, 6);
 	feed(&f, &p, 1);
 	CHECK_EQ_INT(handshake_kind(&f), HS_NONE);
 	CHECK(f.s.fin && !f.c.fin && !f.s.isn_known);
 	/* simultaneous open (RFC 9293 3.5 figure 8): both send a bare SYN, then SYN-ACKs */
-	memset(&f, 0, sizeof(f));
+	fresh(&f);
 	p = seg(0, 0, TH_SYN, C_ISN, 0);
 	feed(&f, &p, 0);
 	p = seg(1, 10, TH_SYN, S_ISN, 0);
@@ -228,14 +325,14 @@ static void outcomes(void)
 	feed(&f, &p, 1);
 	CHECK_EQ_INT(handshake_kind(&f), HS_SIMULTANEOUS);
 	CHECK_EQ_INT(f.s.isn, S_ISN);
-	CHECK_EQ_INT(f.s.syn.ts_us, T0 + 10);
+	CHECK_EQ_INT(flow_time(&f, FT_S_SYN), T0 + 10);
 	p = seg(1, 20, TH_SYN | TH_ACK, S_ISN, C_ISN + 1);
 	feed(&f, &p, 1);
-	CHECK_EQ_INT(f.synack_us, T0 + 20);
-	CHECK_EQ_INT(f.ack_us, 0);
+	CHECK_EQ_INT(flow_time(&f, FT_SYNACK), T0 + 20);
+	CHECK_EQ_INT(flow_time(&f, FT_ACK), 0);
 	p = seg(0, 30, TH_SYN | TH_ACK, C_ISN, S_ISN + 1);
 	feed(&f, &p, 0);
-	CHECK_EQ_INT(f.ack_us, T0 + 30);
+	CHECK_EQ_INT(flow_time(&f, FT_ACK), T0 + 30);
 }
 
 /* TCP Fast Open (RFC 7413): data on the SYN; the handshake's ACK may acknowledge the server's
@@ -243,7 +340,7 @@ static void outcomes(void)
 static void fast_open(void)
 {
 	struct flow f;
-	memset(&f, 0, sizeof(f));
+	fresh(&f);
 	struct pkt p = seg(0, 0, TH_SYN, C_ISN, 0);
 	linux_options(&p, 1460, 7, 111);
 	p.opt.present |= OPT_TFO;
@@ -257,7 +354,7 @@ static void fast_open(void)
 	/* an ACK of data the server has not sent completes nothing */
 	p = seg(0, 30000, TH_ACK, C_ISN + 121, S_ISN + 1 + 1448);
 	feed(&f, &p, 0);
-	CHECK_EQ_INT(f.ack_us, 0);
+	CHECK_EQ_INT(flow_time(&f, FT_ACK), 0);
 	/* the server's data goes out before the client's ACK (the engine's side counters move
 	 * snd_max); the ACK that acknowledges some of it completes the handshake */
 	struct pkt d = seg(1, 200, TH_ACK, S_ISN + 1, C_ISN + 121);
@@ -266,7 +363,7 @@ static void fast_open(void)
 	flow_side_update(&f.s, &d);
 	CHECK_EQ_INT(f.s.snd_max, S_ISN + 1 + 1448);
 	feed(&f, &p, 0);
-	CHECK_EQ_INT(f.ack_us, T0 + 30000);
+	CHECK_EQ_INT(flow_time(&f, FT_ACK), T0 + 30000);
 	CHECK_EQ_INT(handshake_kind(&f), HS_COMPLETE);
 }
 
@@ -298,6 +395,7 @@ void test_handshake(void)
 	which_end_is_the_client();
 	syn_options_recorded();
 	times_and_rtt_legs();
+	times_far_from_the_first_packet();
 	retransmitted_syns();
 	outcomes();
 	fast_open();

@@ -204,26 +204,26 @@ static const char *opt_name(uint8_t kind)
 	}
 }
 
-void classify_olayout(char *buf, size_t len, const struct syn_info *si)
+void classify_olayout(char *buf, size_t len, const struct syn_layout *l)
 {
 	size_t n = 0;
 	if (!len)
 		return;
 	buf[0] = '\0';
-	for (unsigned i = 0; i < si->layout_len; i++) {
+	for (unsigned i = 0; i < l->len; i++) {
 		/* an option that does not fit whole is left out, as are those after it */
 		char item[16];
 		size_t k = 0;
 		if (i)
 			put_str(item, sizeof(item), &k, ",");
-		if (si->layout[i] == 0) {
+		if (l->kinds[i] == 0) {
 			put_str(item, sizeof(item), &k, "eol+");
-			put_uint(item, sizeof(item), &k, si->eol_pad);
-		} else if (opt_name(si->layout[i])) {
-			put_str(item, sizeof(item), &k, opt_name(si->layout[i]));
+			put_uint(item, sizeof(item), &k, l->eol_pad);
+		} else if (opt_name(l->kinds[i])) {
+			put_str(item, sizeof(item), &k, opt_name(l->kinds[i]));
 		} else {
 			put_str(item, sizeof(item), &k, "?");
-			put_uint(item, sizeof(item), &k, si->layout[i]);
+			put_uint(item, sizeof(item), &k, l->kinds[i]);
 		}
 		if (n + k + 1 > len)
 			break;

@@ -68,6 +68,16 @@ static void here_free(engine *e, const struct flow *f)
 		dpi_state_free(st);
 }
 
+/* Frees what f holds of its transport's own: a TCP flow's name hunt, a QUIC flow's connection
+ * state (they share a pointer). */
+static void transport_free(engine *e, struct flow *f)
+{
+	if (f->transport == 17)
+		quicflow_free(f);
+	else
+		names_free(&f->hunt, &e->names);
+}
+
 engine *engine_new(const struct engine_opts *o, struct sink *sinks, unsigned nsinks, dpi_ctx *dpi)
 {
 	quic_init(); /* libgcrypt, before the DPI stage's thread can use it */
@@ -135,8 +145,7 @@ void engine_free(engine *e)
 		if (d && st)
 			dpi_finish(d, st, NULL);
 		here_free(e, f);
-		names_free(&f->hunt, &e->names);
-		quicflow_free(f);
+		transport_free(e, f);
 		flow_remove(e->flows, f);
 	}
 	flow_table_free(e->flows);
@@ -148,7 +157,7 @@ void engine_free(engine *e)
 static int write_record(engine *e, struct flow *f)
 {
 	struct flow_record rec;
-	record_build(f, e->hunt ? names_name(&f->hunt) : NULL, &rec);
+	record_build(e->flows, f, e->hunt && f->transport != 17 ? names_name(&f->hunt) : NULL, &rec);
 	rec.source_file = e->opts.source_files ? e->opts.source_files[f->source_file] : NULL;
 	struct dpi_state *st = flow_dpi_peek(e->flows, f), none = { 0 };
 	if (e->stage) {
@@ -185,8 +194,7 @@ static int emit(engine *e, struct flow *f, enum end_reason why)
 	e->acked_unseen += flow_acked_unseen(&f->c, &f->s) + (uint64_t)flow_acked_unseen(&f->s, &f->c);
 	int rc = write_record(e, f);
 	here_free(e, f);
-	names_free(&f->hunt, &e->names);
-	quicflow_free(f);
+	transport_free(e, f);
 	flow_remove(e->flows, f);
 	e->flows_out++;
 	return rc;
@@ -329,7 +337,7 @@ int engine_packet(engine *e, int dlt, const uint8_t *data, uint32_t caplen, uint
 	}
 	if (ts_us > f->last_us)
 		f->last_us = ts_us;
-	handshake_update(f, &p, dir);
+	handshake_update(e->flows, f, &p, dir);
 	flight_update(f, &p, dir, &e->fopts);
 	if (inspect(e, f, &p) != 0)
 		return -1;

@@ -17,11 +17,12 @@ static int32_t sdiff(uint32_t a, uint32_t b) { return (int32_t)(a - b); }
 
 int64_t flight_rtt_leg(const struct flow *f, int leg)
 {
-	if (leg == 0)
-		return (f->synack_us && f->ack_us && f->ack_us >= f->synack_us)
-		               ? (int64_t)(f->ack_us - f->synack_us) : -1;
-	return (f->syn_us && f->synack_us && f->synack_us >= f->syn_us)
-	               ? (int64_t)(f->synack_us - f->syn_us) : -1;
+	uint64_t syn = flow_time(f, FT_SYN), synack = flow_time(f, FT_SYNACK);
+	if (leg == 0) {
+		uint64_t ack = flow_time(f, FT_ACK);
+		return (synack && ack && ack >= synack) ? (int64_t)(ack - synack) : -1;
+	}
+	return (syn && synack && synack >= syn) ? (int64_t)(synack - syn) : -1;
 }
 
 int64_t flight_rtt(const struct flow *f)
@@ -33,7 +34,7 @@ int64_t flight_rtt(const struct flow *f)
 /* R's MSS option, 536 when R's SYN was seen whole without one, 0 when unknown. */
 static uint16_t receiver_mss(const struct side *r)
 {
-	if (!r->syn.ts_us)
+	if (!r->syn_seen)
 		return 0;
 	if (r->syn.present & OPT_MSS)
 		return r->syn.mss;
@@ -64,7 +65,7 @@ static void flight_open(const struct flow *f, struct first_flight *ff, const str
 	                                                                           : RULE_TIMING;
 	/* the receiver sent nothing the capture holds, not even its SYN: one direction only; the
 	 * sender's own echoes are the evidence (its SYN carried timestamps only if R's did) */
-	ff->one_dir = !r->syn.ts_us && r->pkts == 0;
+	ff->one_dir = !r->syn_seen && r->pkts == 0;
 	if (ff->one_dir)
 		ff->rule = !o->force_timing && (p->opt.present & OPT_TS) ? RULE_ECHO : RULE_TIMING;
 	ff->first_tsecr = p->opt.tsecr;
@@ -115,15 +116,15 @@ static bool is_pause(const struct flow *f, const struct first_flight *ff, uint64
 
 /* An upper bound on the tick of S's timestamp clock from S's own packets (its SYN and p), in
  * microseconds; -1 while fewer than three ticks separate them. */
-static int64_t tick_upper_us(const struct side *s, const struct pkt *p)
+static int64_t tick_upper_us(const struct flow *f, const struct side *s, const struct pkt *p)
 {
-	if (!(s->syn.present & OPT_TS) || !s->syn.ts_us || !(p->opt.present & OPT_TS) ||
-	    p->ts_us <= s->syn.ts_us)
+	uint64_t syn_us = flow_syn_time(f, s);
+	if (!(s->syn.present & OPT_TS) || !syn_us || !(p->opt.present & OPT_TS) || p->ts_us <= syn_us)
 		return -1;
 	int32_t ticks = sdiff(p->opt.tsval, s->syn.tsval);
 	if (ticks < 3)
 		return -1;
-	return (int64_t)(p->ts_us - s->syn.ts_us) / (ticks - 1);
+	return (int64_t)(p->ts_us - syn_us) / (ticks - 1);
 }
 
 /* The soonest a timer (a tail-loss probe) sends after a flight: 10 ms and 1.5 handshake RTTs. */
@@ -144,7 +145,7 @@ static int after_silence(const struct flow *f, const struct side *s,
 {
 	uint64_t tmin = timer_min_us(f);
 	int32_t dv = sdiff(p->opt.tsval, ff->last_tsval);
-	int64_t tick = tick_upper_us(s, p);
+	int64_t tick = tick_upper_us(f, s, p);
 	/* S's own clock first: a queue that slowed the flight but not what followed shrinks the
 	 * gap seen here, not the one S's TSvals show */
 	if (tick > 0 && dv >= 0 && (uint64_t)(dv + 1) * (uint64_t)tick < tmin)
@@ -161,12 +162,13 @@ static int after_silence(const struct flow *f, const struct side *s,
  * trips, bounded from above by how long S took from its SYN to its first data (which came
  * after R's answer to that SYN). RFC 8985's probe sends new data only where R's window allows
  * it and the congestion window does not: the flight before it was the congestion window. */
-static bool one_dir_timer(const struct side *s, const struct first_flight *ff,
+static bool one_dir_timer(const struct flow *f, const struct side *s, const struct first_flight *ff,
                           const struct pkt *p, uint64_t gap_us)
 {
-	int64_t tick = tick_upper_us(s, p);
+	int64_t tick = tick_upper_us(f, s, p);
 	int32_t dv = sdiff(p->opt.tsval, ff->last_tsval);
-	if (tick <= 0 || dv < 2 || !s->syn.ts_us || ff->first_us <= s->syn.ts_us)
+	uint64_t syn_us = flow_syn_time(f, s);
+	if (tick <= 0 || dv < 2 || !syn_us || ff->first_us <= syn_us)
 		return false;
 	/* an unchanged echo says no ACK arrived only where R's clock ticks several times a round
 	 * trip: S's echo moved that far between its SYN-ACK (R's SYN) and its first data (R's
@@ -174,7 +176,7 @@ static bool one_dir_timer(const struct side *s, const struct first_flight *ff,
 	if (!(s->syn.present & OPT_TS) || !s->syn.tsecr ||
 	    sdiff(ff->first_tsecr, s->syn.tsecr) < FLIGHT_ECHO_MIN_TICKS)
 		return false;
-	uint64_t rtt_max = ff->first_us - s->syn.ts_us;
+	uint64_t rtt_max = ff->first_us - syn_us;
 	uint64_t wait = rtt_max * FLIGHT_CWND_RTTS_X10 / 10;
 	if (wait < FLIGHT_TIMER_MIN_US)
 		wait = FLIGHT_TIMER_MIN_US;
@@ -191,7 +193,7 @@ static void settle_pause(const struct flow *f, const struct side *s,
                          bool *in, bool *pause, bool *unsure)
 {
 	if (ff->rule == RULE_ECHO) {
-		if (*in && p->opt.tsecr == ff->last_tsecr && one_dir_timer(s, ff, p, gap_us))
+		if (*in && p->opt.tsecr == ff->last_tsecr && one_dir_timer(f, s, ff, p, gap_us))
 			*pause = true; /* S's clock shows a timer's wait: flight 1 ends before p */
 		return;
 	}
@@ -205,7 +207,7 @@ static void settle_pause(const struct flow *f, const struct side *s,
 		}
 		return;
 	}
-	int64_t rtt = flight_rtt(f), tick = tick_upper_us(s, p);
+	int64_t rtt = flight_rtt(f), tick = tick_upper_us(f, s, p);
 	int32_t dv = sdiff(p->opt.tsval, ff->first_tsval);
 	if (!(*in && !*pause) && rtt > 0 && tick > 0 && dv >= 0 && p->opt.tsecr == ff->last_tsecr &&
 	    (int64_t)(dv + 1) * tick < rtt - rtt / FLIGHT_TOL_DIV) {
@@ -310,7 +312,7 @@ static void second_flight(const struct flow *f, const struct side *s, struct fir
 	else if (rtt > 0 && gap * FLIGHT_PAUSE_RTT_DIV >= rtt) {
 		/* a pause, unless S's clock shows it sent p on the heels of the one before (a queue
 		 * or a scheduler held p on the way, as it may hold flight 1's tail) */
-		int64_t tick = has_ts && ff->f2_last_ts ? tick_upper_us(s, p) : -1;
+		int64_t tick = has_ts && ff->f2_last_ts ? tick_upper_us(f, s, p) : -1;
 		int32_t dv = has_ts ? sdiff(p->opt.tsval, ff->f2_last_tsval) : -1;
 		if (!(tick > 0 && dv >= 0 && (dv + 1) * tick * FLIGHT_PAUSE_RTT_DIV < rtt))
 			ff->f2_done = true;

@@ -25,6 +25,12 @@
 
 enum { L_CLOSED = 0, L_HALFOPEN, L_ACTIVE, L_COUNT };
 
+struct layout_entry {
+	struct syn_layout l;
+	uint16_t next;  /* the chain's next, index + 1; on the free list, the next free */
+	uint32_t refs;  /* SYNs of open flows with this layout; 0: free */
+};
+
 static const uint64_t list_timeout_us[L_COUNT] = { FLOW_CLOSED_US, FLOW_HALFOPEN_US, FLOW_IDLE_US };
 
 struct flow_list {
@@ -53,6 +59,12 @@ struct flow_table {
 	struct dpi_state **dpi;
 	uint32_t dpi_blocks, dpi_used; /* blocks allocated, states ever handed out */
 	uint32_t *dpi_free, dpi_nfree, dpi_free_cap;
+	/* the distinct SYN option layouts of the open flows (flow_set_layout), each counted by the
+	 * sides that hold it and freed when none does; chained by hash; this thread's own */
+	struct layout_entry *lay;
+	uint16_t *lay_buckets;  /* index + 1 of each chain's first */
+	uint32_t lay_cap, lay_used, lay_mask; /* entries allocated, ever handed out; buckets - 1 */
+	uint16_t lay_free;      /* index + 1 of a free entry, chained through next */
 };
 
 static struct flow *at(const flow_table *t, uint32_t idx1)
@@ -110,6 +122,8 @@ void flow_table_free(flow_table *t)
 		free(t->dpi[b]);
 	free(t->dpi);
 	free(t->dpi_free);
+	free(t->lay);
+	free(t->lay_buckets);
 	free(t->buckets);
 	free(t->gone);
 	free(t);
@@ -335,7 +349,7 @@ static uint8_t list_for(const struct flow *f)
 {
 	if (f->c.rst || f->s.rst || (f->c.fin && f->s.fin))
 		return L_CLOSED;
-	if (f->syn_us && !f->synack_us && !f->s.pkts)
+	if (flow_seen(f, FT_SYN) && !flow_seen(f, FT_SYNACK) && !f->s.pkts)
 		return L_HALFOPEN;
 	return L_ACTIVE;
 }
@@ -401,6 +415,7 @@ void flow_remove(flow_table *t, struct flow *f)
 	if (*pp)
 		*pp = f->hnext;
 	list_unlink(t, f);
+	flow_release(t, f);
 	if (f->dpi_idx && t->dpi_nfree < t->dpi_free_cap) /* room for every state handed out */
 		t->dpi_free[t->dpi_nfree++] = f->dpi_idx;
 	f->dpi_idx = 0;
@@ -408,6 +423,177 @@ void flow_remove(flow_table *t, struct flow *f)
 	f->hnext = t->free_head;
 	t->free_head = idx;
 	t->count--;
+}
+
+static int32_t *time_off(struct flow *f, enum flow_time w)
+{
+	return w == FT_C_SYN ? &f->c.syn_off : w == FT_S_SYN ? &f->s.syn_off : &f->hs_off[w];
+}
+
+void flow_set_time(struct flow *f, enum flow_time w, uint64_t t)
+{
+	bool seen = t != 0;
+	if (w == FT_C_SYN)
+		f->c.syn_seen = seen;
+	else if (w == FT_S_SYN)
+		f->s.syn_seen = seen;
+	else
+		f->hs_seen = (uint8_t)((f->hs_seen & ~(1u << w)) | (unsigned)seen << w);
+	if (!seen || f->times_lost)
+		return;
+	if (f->times_wide) {
+		f->wide->us[w] = t;
+		return;
+	}
+	/* modulo 2^64 both ways: an offset in range gives t back exactly */
+	int64_t d = (int64_t)(t - f->first_us);
+	if (d >= INT32_MIN && d <= INT32_MAX) {
+		*time_off(f, w) = (int32_t)d;
+		return;
+	}
+	/* the rare flow whose time is too far from its first packet: all its times exact, out of
+	 * line (the others first, from their offsets) */
+	if (!f->wide && !(f->wide = calloc(1, sizeof(*f->wide)))) {
+		f->times_lost = true; /* no memory: unknown, never a wrong time */
+		return;
+	}
+	for (int i = 0; i < FT_N; i++)
+		f->wide->us[i] = flow_time(f, (enum flow_time)i);
+	f->wide->us[w] = t;
+	f->times_wide = true;
+}
+
+static uint32_t layout_hash(const struct syn_layout *l)
+{
+	uint32_t h = 2166136261u ^ l->len; /* FNV-1a */
+	h = (h ^ l->eol_pad) * 16777619u;
+	for (unsigned i = 0; i < l->len; i++)
+		h = (h ^ l->kinds[i]) * 16777619u;
+	return mix32(h);
+}
+
+static bool same_layout(const struct syn_layout *a, const struct syn_layout *b)
+{
+	return a->len == b->len && a->eol_pad == b->eol_pad && memcmp(a->kinds, b->kinds, a->len) == 0;
+}
+
+/* Room for twice the layouts (at most SYN_LAYOUT_TABLE_MAX), rechained; false at the limit or
+ * without memory. Only when no entry is free: every entry is in a chain. */
+static bool layouts_grow(flow_table *t)
+{
+	uint32_t cap = t->lay_cap ? t->lay_cap * 2 : 64;
+	if (cap > SYN_LAYOUT_TABLE_MAX)
+		cap = SYN_LAYOUT_TABLE_MAX;
+	if (cap <= t->lay_cap)
+		return false;
+	uint32_t nb = 64;
+	while (nb < cap)
+		nb <<= 1;
+	struct layout_entry *e = realloc(t->lay, cap * sizeof(*e));
+	if (!e)
+		return false;
+	t->lay = e;
+	t->lay_cap = cap;
+	uint16_t *b = calloc(nb, sizeof(*b));
+	if (!b)
+		return t->lay_buckets != NULL; /* the old chains hold the more entries too */
+	free(t->lay_buckets);
+	t->lay_buckets = b;
+	t->lay_mask = nb - 1;
+	for (uint32_t i = 1; i <= t->lay_used; i++) {
+		uint32_t h = layout_hash(&e[i - 1].l) & t->lay_mask;
+		e[i - 1].next = b[h];
+		b[h] = (uint16_t)i;
+	}
+	return true;
+}
+
+/* l's index + 1 in t, counted once more; 0 when t is full (or without memory). */
+static uint16_t layout_intern(flow_table *t, const struct syn_layout *l)
+{
+	uint32_t h = layout_hash(l);
+	if (t->lay_buckets)
+		for (uint16_t i = t->lay_buckets[h & t->lay_mask]; i; i = t->lay[i - 1].next)
+			if (same_layout(&t->lay[i - 1].l, l)) {
+				t->lay[i - 1].refs++;
+				return i;
+			}
+	uint16_t i = t->lay_free;
+	if (i) {
+		t->lay_free = t->lay[i - 1].next;
+	} else {
+		if (t->lay_used == t->lay_cap && !layouts_grow(t))
+			return 0;
+		i = (uint16_t)++t->lay_used;
+	}
+	struct layout_entry *e = &t->lay[i - 1];
+	e->l = *l;
+	e->refs = 1;
+	e->next = t->lay_buckets[h & t->lay_mask];
+	t->lay_buckets[h & t->lay_mask] = i;
+	return i;
+}
+
+/* One holder less of layout index i; the last one frees its entry. */
+static void layout_release(flow_table *t, uint16_t i)
+{
+	if (i == SYN_LAYOUT_EMPTY || i > SYN_LAYOUT_TABLE_MAX)
+		return;
+	struct layout_entry *e = &t->lay[i - 1];
+	if (--e->refs)
+		return;
+	uint16_t *pp = &t->lay_buckets[layout_hash(&e->l) & t->lay_mask];
+	while (*pp != i)
+		pp = &t->lay[*pp - 1].next;
+	*pp = e->next;
+	e->next = t->lay_free;
+	t->lay_free = i;
+}
+
+void flow_set_layout(flow_table *t, struct flow *f, int dir, const struct syn_layout *l)
+{
+	struct syn_info *si = dir == 0 ? &f->c.syn : &f->s.syn;
+	layout_release(t, si->layout); /* the one it had (a second SYN taken) */
+	if (!l->len) {
+		si->layout = SYN_LAYOUT_EMPTY;
+		return;
+	}
+	uint16_t i = layout_intern(t, l);
+	if (i) {
+		si->layout = i;
+		return;
+	}
+	/* as many distinct layouts open at once as an index holds (crafted SYNs): this flow's
+	 * own copy, exact */
+	if (!f->wide && !(f->wide = calloc(1, sizeof(*f->wide)))) {
+		si->layout = SYN_LAYOUT_LOST; /* no memory: unknown, never another flow's */
+		return;
+	}
+	f->wide->layout[dir] = *l;
+	si->layout = SYN_LAYOUT_WIDE;
+}
+
+const struct syn_layout *flow_layout(const flow_table *t, const struct flow *f, int dir)
+{
+	static const struct syn_layout empty;
+	uint16_t i = (dir == 0 ? &f->c.syn : &f->s.syn)->layout;
+	if (i == SYN_LAYOUT_EMPTY)
+		return &empty;
+	if (i == SYN_LAYOUT_WIDE)
+		return &f->wide->layout[dir];
+	if (i == SYN_LAYOUT_LOST)
+		return NULL;
+	return &t->lay[i - 1].l;
+}
+
+void flow_release(flow_table *t, struct flow *f)
+{
+	layout_release(t, f->c.syn.layout);
+	layout_release(t, f->s.syn.layout);
+	f->c.syn.layout = f->s.syn.layout = SYN_LAYOUT_EMPTY;
+	free(f->wide);
+	f->wide = NULL;
+	f->times_wide = false;
 }
 
 void flow_touch(flow_table *t, struct flow *f)
@@ -583,9 +769,9 @@ bool flow_one_direction(const struct flow *f)
 unsigned flow_syn_opts_cut(const struct flow *f)
 {
 	unsigned n = 0;
-	if (f->c.syn.ts_us && (f->c.syn.quirks & Q_OPT_CUT))
+	if (f->c.syn_seen && (f->c.syn.quirks & Q_OPT_CUT))
 		n += 1u + f->c.syn.retx;
-	if (f->s.syn.ts_us && (f->s.syn.quirks & Q_OPT_CUT))
+	if (f->s.syn_seen && (f->s.syn.quirks & Q_OPT_CUT))
 		n += 1u + f->s.syn.retx;
 	return n;
 }

@@ -1,6 +1,6 @@
 /* quicflow: a QUIC connection followed from its datagrams, on a struct flow of transport 17.
- * The flow's handshake times are the QUIC handshake's (syn_us: the client's first Initial,
- * synack_us: the server's first datagram, ack_us: the client's first datagram after it), its
+ * The flow's handshake times are the QUIC handshake's (FT_SYN: the client's first Initial,
+ * FT_SYNACK: the server's first datagram, FT_ACK: the client's first datagram after it), its
  * sides count datagrams and UDP payload bytes, and each side's struct first_flight holds its
  * first flight in datagrams (docs/METHOD.md "QUIC"). */
 #include "quicflow.h"
@@ -325,18 +325,20 @@ bool quicflow_update(struct flow *f, const struct pkt *p, int dir)
 	if (dir == 1 && (first == QUIC_VN || first == QUIC_RETRY)) {
 		/* the server asks for another Initial: the handshake starts again with it */
 		memset(&f->c.ff, 0, sizeof(f->c.ff));
-		f->syn_us = f->synack_us = f->ack_us = 0;
+		flow_set_time(f, FT_SYN, 0);
+		flow_set_time(f, FT_SYNACK, 0);
+		flow_set_time(f, FT_ACK, 0);
 		q->c_preval = 0;
 		sd->pkts++;
 		sd->bytes += p->payload_len;
 		return true;
 	}
-	if (dir == 0 && !f->syn_us)
-		f->syn_us = p->ts_us;
-	if (dir == 1 && !f->synack_us)
-		f->synack_us = p->ts_us;
-	if (dir == 0 && f->synack_us && !f->ack_us)
-		f->ack_us = p->ts_us;
+	if (dir == 0 && !flow_seen(f, FT_SYN))
+		flow_set_time(f, FT_SYN, p->ts_us);
+	if (dir == 1 && !flow_seen(f, FT_SYNACK))
+		flow_set_time(f, FT_SYNACK, p->ts_us);
+	if (dir == 0 && flow_seen(f, FT_SYNACK) && !flow_seen(f, FT_ACK))
+		flow_set_time(f, FT_ACK, p->ts_us);
 	flights(f, q, p, dir, was_validated);
 	if (!was_validated) { /* what each side sent before the client's address was validated */
 		if (dir == 0)
@@ -430,7 +432,7 @@ void quicflow_record(const struct flow *f, struct flow_record *r)
 
 void quicflow_free(struct flow *f)
 {
-	if (!f->quic)
+	if (f->transport != 17 || !f->quic) /* a TCP flow's name hunt shares the pointer */
 		return;
 	free(f->quic->hello);
 	free(f->quic->filled);

@@ -23,10 +23,12 @@ static int64_t opt_flag(const struct syn_info *si, uint8_t bit)
 	return (si->quirks & Q_OPT_CUT) ? NULL64 : 0;
 }
 
-static void side_syn_record(const struct side *sd, struct side_record *r)
+static void side_syn_record(const flow_table *t, const struct flow *f, int dir,
+                            struct side_record *r)
 {
+	const struct side *sd = dir == 0 ? &f->c : &f->s;
 	const struct syn_info *si = &sd->syn;
-	bool seen = si->ts_us != 0;
+	bool seen = sd->syn_seen;
 	r->syn_win = opt_val(seen, si->win);
 	r->mss = opt_val(seen && (si->present & OPT_MSS), si->mss);
 	r->wscale = opt_val(seen && (si->present & OPT_WS), si->wscale);
@@ -38,10 +40,11 @@ static void side_syn_record(const struct side *sd, struct side_record *r)
 	r->syn_bytes = opt_val(seen, si->payload);
 	r->syn_retx = opt_val(seen, si->retx);
 	r->quirks = opt_val(seen, si->quirks);
-	/* not seen, or cut by the snaplen: unknown */
-	r->olayout_known = seen && !(si->quirks & Q_OPT_CUT);
+	/* not seen, or cut by the snaplen (or not kept for want of memory): unknown */
+	const struct syn_layout *l = seen ? flow_layout(t, f, dir) : NULL;
+	r->olayout_known = l && !(si->quirks & Q_OPT_CUT);
 	if (r->olayout_known)
-		classify_olayout(r->olayout, sizeof(r->olayout), si);
+		classify_olayout(r->olayout, sizeof(r->olayout), l);
 	else
 		r->olayout[0] = '\0';
 	r->rwnd_class = (uint8_t)(seen ? classify_rwnd_class(si->win, (si->present & OPT_MSS) ? si->mss : 0)
@@ -99,7 +102,8 @@ static void addr_text(int ver, const struct ip_addr *a, char *buf, size_t len)
 		buf[0] = '\0';
 }
 
-void record_build(const struct flow *f, const char *asked_name, struct flow_record *r)
+void record_build(const flow_table *t, const struct flow *f, const char *asked_name,
+                  struct flow_record *r)
 {
 	r->ts_us = (int64_t)f->first_us;
 	r->ip_ver = f->ip_ver;
@@ -108,15 +112,16 @@ void record_build(const struct flow *f, const char *asked_name, struct flow_reco
 	r->client_port = f->c_port;
 	r->server_port = f->s_port;
 	r->handshake = (uint8_t)handshake_kind(f);
-	r->syn_us = f->syn_us ? (int64_t)f->syn_us : NULL64;
-	r->synack_us = f->synack_us ? (int64_t)f->synack_us : NULL64;
-	r->ack_us = f->ack_us ? (int64_t)f->ack_us : NULL64;
+	uint64_t syn = flow_time(f, FT_SYN), synack = flow_time(f, FT_SYNACK), ack = flow_time(f, FT_ACK);
+	r->syn_us = syn ? (int64_t)syn : NULL64;
+	r->synack_us = synack ? (int64_t)synack : NULL64;
+	r->ack_us = ack ? (int64_t)ack : NULL64;
 	int64_t rtt = flight_rtt(f), lc = flight_rtt_leg(f, 0), ls = flight_rtt_leg(f, 1);
 	r->rtt_us = rtt >= 0 ? rtt : NULL64;
 	r->rtt_c_us = lc >= 0 ? lc : NULL64;
 	r->rtt_s_us = ls >= 0 ? ls : NULL64;
-	side_syn_record(&f->c, &r->c);
-	side_syn_record(&f->s, &r->s);
+	side_syn_record(t, f, 0, &r->c);
+	side_syn_record(t, f, 1, &r->s);
 	side_flight_record(f, 0, &r->c);
 	side_flight_record(f, 1, &r->s);
 	r->c.acked_unseen = flow_acked_unseen(&f->c, &f->s);

@@ -44,7 +44,7 @@ static bool receiver_window(const struct first_flight *ff, const struct side *r,
 		*rwnd = ff->rwnd_field; /* SYN windows are never scaled (RFC 7323 2.2) */
 		return true;
 	}
-	if (!r->syn.ts_us || !s->syn.ts_us)
+	if (!r->syn_seen || !s->syn_seen)
 		return false;
 	bool r_ws = r->syn.present & OPT_WS, s_ws = s->syn.present & OPT_WS;
 	if (r_ws && s_ws) {
@@ -74,7 +74,7 @@ static bool receiver_window_floor(const struct first_flight *ff, const struct si
 /* Both SYNs seen whole without an MSS option: no real stack sends that; a crafted capture. */
 static bool crafted(const struct side *a, const struct side *b)
 {
-	return a->syn.ts_us && b->syn.ts_us && !((a->syn.present | b->syn.present) & OPT_MSS) &&
+	return a->syn_seen && b->syn_seen && !((a->syn.present | b->syn.present) & OPT_MSS) &&
 	       !((a->syn.quirks | b->syn.quirks) & Q_OPT_CUT);
 }
 

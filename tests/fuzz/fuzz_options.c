@@ -14,10 +14,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	decode_tcp_options(data + 1, size - 1, data[0] & 1, &o);
 	if (o.layout_len > OPT_LAYOUT_MAX || o.nsack > 4)
 		__builtin_trap();
-	struct syn_info si = { 0 };
-	si.layout_len = o.layout_len < SYN_LAYOUT_MAX ? o.layout_len : SYN_LAYOUT_MAX;
-	for (unsigned i = 0; i < si.layout_len; i++)
-		si.layout[i] = o.layout[i];
+	struct syn_layout si = { 0 };
+	si.len = o.layout_len < SYN_LAYOUT_MAX ? o.layout_len : SYN_LAYOUT_MAX;
+	for (unsigned i = 0; i < si.len; i++)
+		si.kinds[i] = o.layout[i];
 	si.eol_pad = o.eol_pad;
 	char buf[128];
 	classify_olayout(buf, sizeof(buf), &si);
