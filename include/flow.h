@@ -230,7 +230,7 @@ enum flow_time {
 	FT_N
 };
 
-/* What a flow holds out of line, allocated in the rare case it needs it (flow_set_time) and
+/* What a flow holds out of line, allocated in the rare case it needs it (flow_set_time, flow_set_layout) and
  * freed with the flow (flow_release). */
 struct flow_wide {
 	uint64_t us[FT_N]; /* every time of the flow, exact, once one did not fit its offset */

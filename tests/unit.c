@@ -417,10 +417,6 @@ static void test_flow_table_grows(void)
 	flow_table_free(t);
 }
 
-
-/* The dashboard's tables (uitable.c, no curses): servers sorted by IW go by the number shown,
- * exact before a lower bound of the same number, none last (issue 31: IW1, >=IW5, >=IW1, >=IW8
- * before); a QUIC server is its own row ("/quic"). */
 /* SYN option layouts: one entry in the table per distinct layout among its open flows, shared
  * and counted; with the table full (SYN_LAYOUT_TABLE_MAX at once) a flow keeps its own copy,
  * exact; a layout freed by the last flow holding it makes room again. */
@@ -487,6 +483,9 @@ static void test_flow_layouts(void)
 	flow_table_free(t);
 }
 
+/* The dashboard's tables (uitable.c, no curses): servers sorted by IW go by the number shown,
+ * exact before a lower bound of the same number, none last (issue 31: IW1, >=IW5, >=IW1, >=IW8
+ * before); a QUIC server is its own row ("/quic"). */
 static void test_uitable(void)
 {
 	struct uitable t;

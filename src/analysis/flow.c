@@ -463,9 +463,10 @@ void flow_set_time(struct flow *f, enum flow_time w, uint64_t t)
 	f->times_wide = true;
 }
 
-static uint32_t layout_hash(const struct syn_layout *l)
+/* seeded as the tuples' hash is: crafted SYNs cannot aim their layouts at one chain */
+static uint32_t layout_hash(const flow_table *t, const struct syn_layout *l)
 {
-	uint32_t h = 2166136261u ^ l->len; /* FNV-1a */
+	uint32_t h = (2166136261u ^ t->seed) ^ l->len; /* FNV-1a */
 	h = (h ^ l->eol_pad) * 16777619u;
 	for (unsigned i = 0; i < l->len; i++)
 		h = (h ^ l->kinds[i]) * 16777619u;
@@ -489,19 +490,23 @@ static bool layouts_grow(flow_table *t)
 	uint32_t nb = 64;
 	while (nb < cap)
 		nb <<= 1;
-	struct layout_entry *e = realloc(t->lay, cap * sizeof(*e));
-	if (!e)
+	uint16_t *b = calloc(nb, sizeof(*b));
+	if (!b && !t->lay_buckets)
 		return false;
+	struct layout_entry *e = realloc(t->lay, cap * sizeof(*e));
+	if (!e) {
+		free(b);
+		return false;
+	}
 	t->lay = e;
 	t->lay_cap = cap;
-	uint16_t *b = calloc(nb, sizeof(*b));
 	if (!b)
-		return t->lay_buckets != NULL; /* the old chains hold the more entries too */
+		return true; /* the old chains hold the more entries too */
 	free(t->lay_buckets);
 	t->lay_buckets = b;
 	t->lay_mask = nb - 1;
 	for (uint32_t i = 1; i <= t->lay_used; i++) {
-		uint32_t h = layout_hash(&e[i - 1].l) & t->lay_mask;
+		uint32_t h = layout_hash(t, &e[i - 1].l) & t->lay_mask;
 		e[i - 1].next = b[h];
 		b[h] = (uint16_t)i;
 	}
@@ -511,7 +516,7 @@ static bool layouts_grow(flow_table *t)
 /* l's index + 1 in t, counted once more; 0 when t is full (or without memory). */
 static uint16_t layout_intern(flow_table *t, const struct syn_layout *l)
 {
-	uint32_t h = layout_hash(l);
+	uint32_t h = layout_hash(t, l);
 	if (t->lay_buckets)
 		for (uint16_t i = t->lay_buckets[h & t->lay_mask]; i; i = t->lay[i - 1].next)
 			if (same_layout(&t->lay[i - 1].l, l)) {
@@ -542,7 +547,7 @@ static void layout_release(flow_table *t, uint16_t i)
 	struct layout_entry *e = &t->lay[i - 1];
 	if (--e->refs)
 		return;
-	uint16_t *pp = &t->lay_buckets[layout_hash(&e->l) & t->lay_mask];
+	uint16_t *pp = &t->lay_buckets[layout_hash(t, &e->l) & t->lay_mask];
 	while (*pp != i)
 		pp = &t->lay[*pp - 1].next;
 	*pp = e->next;

@@ -95,11 +95,11 @@ static int same_capture(store *s, const struct run_info *run)
 		return 0;
 	}
 	if (same_capture_query(s, "SELECT count(*), (SELECT count(*) FROM flows WHERE probe = ?1 AND "
-	                       "run_id IN (SELECT id " SAME_RUNS ")), NULL " SAME_RUNS, run->digest,
+	                       "run_id IN (SELECT id " SAME_ANY ")), NULL " SAME_ANY, run->digest,
 	                       &n, &flows, NULL, 0) < 0)
 		goto fail;
-	/* every run of the capture goes, those without flows too (a digest is written at a run's
-	 * end: none is still running) */
+	/* once one run of the capture with flows is replaced, every run of it goes, those without
+	 * flows too, each counted (a digest is written at a run's end: none is still running) */
 	static const char *const del[] = {
 		"DELETE FROM flows WHERE probe = ?1 AND run_id IN (SELECT id " SAME_ANY ")",
 		"DELETE FROM run_decode WHERE probe = ?1 AND run_id IN (SELECT id " SAME_ANY ")",
