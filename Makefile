@@ -109,8 +109,9 @@ demo: deps-build
 	$(BUILD)/iwscope -r tests/pcaps/demo.pcap -o demo.db
 	$(BUILD)/iwscope report demo.db
 
+# the builds side by side on every usable CPU (each tree's rules are independent)
 test: deps
-	$(MAKE) all debug tsan tools $(BUILD)/benchgen $(DEBUG)/unit fuzzers
+	$(MAKE) -j$$(nproc) all debug tsan tools $(BUILD)/benchgen $(DEBUG)/unit fuzzers
 	python3 tests/run.py
 
 TOOLS := $(BUILD)/pcapgen $(BUILD)/delayline
@@ -150,7 +151,7 @@ install: all
 	install -m 644 docs/METHOD.md $(DESTDIR)$(PREFIX)/share/doc/iwscope/METHOD.md
 
 clean:
-	rm -rf $(BUILD) $(DEBUG) $(TSAN) demo.db demo.db-wal demo.db-shm
+	rm -rf $(BUILD) $(DEBUG) $(TSAN) $(FUZZ) demo.db demo.db-wal demo.db-shm
 
 # Unit tests: every module but main, with the sanitizers.
 UNIT_OBJS := $(filter-out $(DEBUG)/main.o,$(DOBJS))
@@ -182,17 +183,32 @@ soak: deps
 # libFuzzer targets (clang): one per parser entry point. `make fuzz` runs each for
 # FUZZ_SECONDS (default 600); `make test` runs a short smoke of each.
 FUZZ_SECONDS ?= 600
+FUZZ := build-fuzz
+FUZZ_CFLAGS := -std=c11 -D_DEFAULT_SOURCE -Iinclude $(PKG_CFLAGS) -g -O1 \
+               -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_SRCS := $(filter-out src/main.c,$(SRCS))
+# the sources are compiled once, instrumented for libFuzzer, and every target links them
+FZOBJS := $(patsubst src/%.c,$(FUZZ)/%.o,$(FUZZ_SRCS)) $(FUZZ)/schema_sql.o
 FUZZ_TARGETS := $(BUILD)/fuzz_decode $(BUILD)/fuzz_options $(BUILD)/fuzz_capture $(BUILD)/fuzz_pcapfile \
                 $(BUILD)/fuzz_pcapng $(BUILD)/fuzz_flight $(BUILD)/fuzz_names $(BUILD)/fuzz_quic
-# the in-place pcap reader and the pcapng reader against libpcap, with one-page windows so
-# records and blocks straddle them
-$(BUILD)/fuzz_pcapfile $(BUILD)/fuzz_pcapng: FUZZ_DEFS = -DFILEREAD_WINDOW=4096
 fuzzers: $(FUZZ_TARGETS)
-$(BUILD)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_SRCS) $(BUILD)/schema_sql.c $(HDRS)
-	clang -std=c11 -D_DEFAULT_SOURCE $(FUZZ_DEFS) -Iinclude $(PKG_CFLAGS) -g -O1 \
-	  -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-	  -o $@ $< $(FUZZ_SRCS) $(BUILD)/schema_sql.c $(PKG_LIBS)
+.SECONDARY: $(FZOBJS) $(FUZZ)/fileread_window4k.o
+$(FUZZ)/%.o: src/%.c $(HDRS)
+	@mkdir -p $(@D)
+	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
+$(FUZZ)/schema_sql.o: $(BUILD)/schema_sql.c
+	@mkdir -p $(@D)
+	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
+# the in-place pcap reader and the pcapng reader against libpcap, with one-page windows so
+# records and blocks straddle them: their own copy of fileread.c
+$(FUZZ)/fileread_window4k.o: src/input/fileread.c $(HDRS)
+	@mkdir -p $(@D)
+	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -DFILEREAD_WINDOW=4096 -c $< -o $@
+FZOBJS_4K := $(filter-out $(FUZZ)/input/fileread.o,$(FZOBJS)) $(FUZZ)/fileread_window4k.o
+$(BUILD)/fuzz_pcapfile $(BUILD)/fuzz_pcapng: FZLINK = $(FZOBJS_4K)
+FZLINK = $(FZOBJS)
+$(BUILD)/fuzz_%: tests/fuzz/fuzz_%.c $(FZOBJS) $(FUZZ)/fileread_window4k.o
+	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FZLINK) $(PKG_LIBS)
 
 fuzz: deps
 	$(MAKE) fuzzers

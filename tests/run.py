@@ -185,7 +185,32 @@ def main():
             shutil.rmtree(shared_tmp, ignore_errors=True)
 
 
+def usage_error(args):
+    """The first argument run_all does not take, or None: an unknown option or a missing value
+    must not start the whole suite."""
+    i = 0
+    while i < len(args):
+        if args[i] in ("-k", "--jobs"):
+            if i + 1 == len(args):
+                return "%s needs a value" % args[i]
+            if args[i] == "--jobs" and not args[i + 1].isdigit():
+                return "--jobs takes a number, not %r" % args[i + 1]
+            i += 2
+        elif args[i] in ("-v", "--list"):
+            i += 1
+        else:
+            return "unknown argument %r" % args[i]
+    return None
+
+
 def run_all(args):
+    if "-h" in args or "--help" in args:
+        print(__doc__.strip())
+        return 0
+    bad = usage_error(args)
+    if bad:
+        print("tests/run.py: %s (see --help)" % bad, file=sys.stderr)
+        return 2
     pats = [args[i + 1] for i, a in enumerate(args[:-1]) if a == "-k"]
     tests = [t for t in load_areas() if not pats or any(p in t[0] for p in pats)]
     helpers.SELECTED[:] = [t[0] for t in tests]
