@@ -96,6 +96,12 @@
                                         * scheduling (TSO, softirq batches, qdisc) moves its
                                         * packets by a round trip: timing locates no end */
 #endif
+#ifndef SMSS_GUESS_MIN
+#define SMSS_GUESS_MIN 524 /* where R's MSS is unknown, the smallest packet size taken for the
+                            * flight's segment size below half of S's MSS: RFC 1122's default
+                            * MSS (536) less a timestamp option; smaller equal packets are an
+                            * application's writes, not segments */
+#endif
 #ifndef FLIGHT_ECHO_MIN_TICKS
 #define FLIGHT_ECHO_MIN_TICKS 3 /* one direction: the receiver's echoed clock must advance this
                                   * much from the request to the ACK that released more, which

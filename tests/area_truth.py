@@ -33,10 +33,11 @@ def t_truth_conditions(binary, tmp):
     """Every truth scenario at every vantage point judged again as users' captures come: only
     the server's packets, only the client's, cut to 68 and to 54 bytes, the two directions as
     two inputs (tests/conditions.py). No false statement (an exact IW other than the true one,
-    a lower bound above it) under any; the sender's own direction keeps at least 76% of the
+    a lower bound above it) under any; the sender's own direction keeps at least 75% of the
     true exact verdicts the whole capture gives with timestamps (issue 27 asks 80%: what is
     lost is lost for a reason, see docs/METHOD.md "One direction"; a change that loses more
-    must say why here)."""
+    must say why here: 76% until the loopback scenarios were judged too, whose TSO
+    super-packets, seen without the receiver's SYN, show no segment size)."""
     if not shutil.which("editcap") or not shutil.which("tcpdump"):
         raise Skip("editcap or tcpdump not installed")
     events = list(conditions.check(binary))
@@ -49,11 +50,47 @@ def t_truth_conditions(binary, tmp):
         raise AssertionError("%d false statements:\n%s" % (false, "\n".join(bad[:40])))
     # the issue asks 80% of the flows with timestamps; at microsecond round trips R's clock
     # cannot tick between a request and its ACK, and nothing in S's packets can show the end
-    if kept * 100 < keep * 76 or kms * 100 < ms * 80:
+    if kept * 100 < keep * 75 or kms * 100 < ms * 80:
         raise AssertionError("one direction kept %d of %d exact verdicts (%d of %d at 1 ms or more):\n%s" % (
             kept, keep, kms, ms, "\n".join(l for l in lines if l.startswith("lost"))))
     return "%d flights x %d conditions, no false statement; one direction kept %d of %d exact (%d of %d at >= 1 ms)" % (
         cases // len(conditions.CONDITIONS), len(conditions.CONDITIONS), kept, keep, kms, ms)
+
+
+@test("one-direction-segment-size-not-guessed", ("asan",))
+def t_one_dir_smss(binary, tmp):
+    """Without the receiver's SYN, the segment size is not what the flight's packets show where
+    they are TSO super-packets (larger than the sender's own MSS) or small writes: ndpi/resp.pcap's
+    server alone (two 7240-byte super-packets of an IW10 flight) read exact IW2, the lab's
+    lo1500_iw10 too, log4j-webapp-exploit.pcap's client alone (1-byte writes) exact IW1. Now a
+    lower bound no higher than the whole capture's exact IW, its count the bytes over the
+    sender's MSS."""
+    if not shutil.which("tcpdump"):
+        raise Skip("tcpdump not installed")
+    cases = [(os.path.join(SHARED, "ndpi", "resp.pcap"), "tcp src port 6379", 51882, "s", 10),
+             (os.path.join(ROOT, "tests", "pcaps", "truth", "lo1500_iw10.host.pcap"), "tcp src port 8080", 57370, "s", 10),
+             (os.path.join(SHARED, "ndpi", "log4j-webapp-exploit.pcap"), "tcp dst port 9001", 55408, "c", 1)]
+    seen = []
+    for i, (pcap, expr, port, p, true_iw) in enumerate(cases):
+        if not os.path.exists(pcap):
+            raise Skip("%s not present" % pcap)
+        half = os.path.join(tmp, "half%d.pcap" % i)
+        subprocess.run(["tcpdump", "-r", pcap, "-w", half, expr], check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        db = os.path.join(tmp, "half%d.db" % i)
+        rc, out, err = run(["-q", "--no-dpi", "-r", half, "-o", db], binary)
+        eq(rc, 0, err)
+        got = rows(db, "SELECT {p}_iw_limit AS lim, {p}_iw_segs AS segs, {p}_smss AS smss FROM flows "
+                       "WHERE client_port = {port}".format(p=p, port=port))
+        eq(len(got), 1, "%s: rows of port %d" % (pcap, port))
+        g = got[0]
+        if g["lim"] == "cwnd" or (g["segs"] or 0) > true_iw:
+            raise AssertionError("%s port %d: %s %s (smss %s), the whole capture's IW %d" % (
+                pcap, port, g["lim"], g["segs"], g["smss"], true_iw))
+        seen.append("%s %s" % (g["lim"], g["segs"]))
+    # the super-packets' bytes over the sender's MSS (1460): 14480 bytes, at least 10 segments
+    eq(seen[:2], ["ambiguous 10", "ambiguous 10"], "super-packet flights")
+    return "; ".join(seen)
 
 
 # The rough-path scenarios made again with this machine's kernel, two at a time in their own

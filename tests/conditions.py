@@ -29,7 +29,7 @@ import truthcheck  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TRUTH = os.path.join(ROOT, "tests", "pcaps", "truth")
-VANTAGES = ("client", "mid", "server")
+VANTAGES = ("client", "mid", "server", "host")  # host: a loopback capture (lo_*, lo1500_*)
 CONDITIONS = ("server", "client", "snap68", "snap54", "twofiles")
 LOWER = ("app", "nagle", "ambiguous", "rwnd")
 

@@ -126,7 +126,7 @@ static void one_dir_verdict(const struct first_flight *ff, uint16_t m, struct ff
 	if (ff->rule == RULE_ECHO && ff->state == FF_CLOSED && ff->end == FF_END_PAUSE &&
 	    ff->next_timer && !ff->timer_gap && !ff->r_data_before_next) {
 		v->next = FF_NEXT_TIMER;
-		v->limit = ends_full(ff, m) ? LIMIT_CWND : LIMIT_NAGLE;
+		v->limit = !m ? LIMIT_AMBIGUOUS : ends_full(ff, m) ? LIMIT_CWND : LIMIT_NAGLE;
 		return;
 	}
 	if (ff->rule != RULE_ECHO || ff->state != FF_CLOSED || ff->end != FF_END_TSECR ||
@@ -146,7 +146,9 @@ static void one_dir_verdict(const struct first_flight *ff, uint16_t m, struct ff
 	/* a 6 KB receive window (4 x 1460, Linux <= 2.6.38) grows as data arrives: not even a
 	 * doubled next flight rules it out */
 	bool six_kb = ff->bytes <= 5840u && ff->bytes + m > 5840u;
-	if (!ends_full(ff, m))
+	if (!m) /* no sure segment size: whether the last was full is unknown */
+		v->limit = LIMIT_AMBIGUOUS;
+	else if (!ends_full(ff, m))
 		v->limit = LIMIT_NAGLE;
 	else if (ff->f2_segs >= f2_min && !six_kb)
 		v->limit = LIMIT_CWND;
@@ -183,18 +185,41 @@ static void ambiguous(const struct first_flight *ff, struct ff_verdict *v)
 	}
 }
 
-/* The segment size a flight is counted in: R's MSS less S's options; the flight's own full
- * size where its packets are smaller (path MTU) or R's MSS is unknown (cut, or R's SYN not
- * captured), seen twice (the first packet after the flight counts). 0 = none is sure. */
-static uint16_t flight_smss(const struct first_flight *ff)
+/* The largest segment S can have sent: its own SYN's MSS, which is its route's MTU less 40 (no
+ * segment S sends is larger; a packet that is was captured on S's host before TSO or GSO split
+ * it); 0 where S's SYN shows none (cut, or not captured). */
+static uint16_t sender_mss_cap(const struct side *s)
 {
+	return s->syn_seen && (s->syn.present & OPT_MSS) ? s->syn.mss : 0;
+}
+
+/* An Ethernet's MSS (1460, 1440 over IPv6), where S's own is unknown. */
+static uint16_t ethernet_mss(const struct flow *f)
+{
+	return f->ip_ver == 6 ? 1440 : 1460;
+}
+
+/* The segment size a flight is counted in: R's MSS less S's options; the flight's own full
+ * size where its packets are smaller (path MTU), or where R's MSS is unknown (cut, or R's SYN
+ * not captured) seen twice (the first packet after the flight counts) and within what S can
+ * send (at most its cap; at least half of it or RFC 1122's default MSS less a timestamp
+ * option: a super-packet, or an application's small writes, are no segment size). 0 = none is
+ * sure. */
+static uint16_t flight_smss(const struct flow *f, const struct side *s)
+{
+	const struct first_flight *ff = &s->ff;
 	uint16_t m = ff->smss;
-	if (ff->n_max >= 2 && (m == 0 || (ff->max_payload < m && 2u * ff->max_payload >= m)))
-		m = ff->max_payload;
-	if (m == 0 && (ff->n_max >= 2 || (ff->n_max == 1 && ff->state == FF_CLOSED &&
-	                                  ff->next_payload == ff->max_payload)))
-		m = ff->max_payload;
-	return m;
+	if (m)
+		return ff->n_max >= 2 && ff->max_payload < m && 2u * ff->max_payload >= m
+		               ? ff->max_payload
+		               : m;
+	uint16_t cap = sender_mss_cap(s) ? sender_mss_cap(s) : ethernet_mss(f);
+	if (ff->max_payload > cap || (2u * ff->max_payload < cap && ff->max_payload < SMSS_GUESS_MIN))
+		return 0;
+	if (ff->n_max >= 2 || (ff->n_max == 1 && ff->state == FF_CLOSED &&
+	                       ff->next_payload == ff->max_payload))
+		return ff->max_payload;
+	return 0;
 }
 
 /* S's next data came on an ACK or a timer: S had more to send at once, so its window stopped
@@ -204,7 +229,7 @@ static void released_verdict(const struct side *s, const struct side *r,
                              const struct first_flight *ff, uint16_t m, uint32_t by_bytes,
                              bool small_inside, struct ff_verdict *v)
 {
-	v->limit = ends_full(ff, m) ? LIMIT_CWND : LIMIT_NAGLE;
+	v->limit = !m ? LIMIT_AMBIGUOUS : ends_full(ff, m) ? LIMIT_CWND : LIMIT_NAGLE;
 	if (small_inside) {
 		/* a byte-counted window where a standard byte limit explains the stop and the
 		 * echoes show the ACK released the rest; a packet-counted one where no byte
@@ -248,10 +273,12 @@ static void judge(const struct flow *f, int sender, struct ff_verdict *v)
 		v->limit = LIMIT_NONE;
 		return;
 	}
-	uint16_t m = flight_smss(ff);
+	uint16_t m = flight_smss(f, s);
 	/* the row's segment size: a flight of one size seen once still shows its own (the count
-	 * and "full" use only a size that is sure) */
-	v->smss = m ? m : ff->max_payload;
+	 * and "full" use only a size that is sure), unless larger than S can send (a super-packet
+	 * captured on S's host: unknown) */
+	uint16_t cap = sender_mss_cap(s) ? sender_mss_cap(s) : ethernet_mss(f);
+	v->smss = m ? m : ff->max_payload <= cap || !sender_mss_cap(s) ? ff->max_payload : 0;
 	v->rule = (enum ff_rule)ff->rule;
 	v->end = (enum ff_end)ff->end;
 	v->next = next_kind(f, ff);
@@ -347,10 +374,23 @@ void flight_verdict(const struct flow *f, int sender, struct ff_verdict *v)
 	/* a lower bound where packets shorter than a segment sat inside the flight: a sender that
 	 * counts bytes (RFC 3390's and RFC 6928's limits are in bytes) held fewer segments than
 	 * packets, so the bound is what either kind had room for, ceil(bytes / smss) */
-	const struct first_flight *ff = sender == 0 ? &f->c.ff : &f->s.ff;
-	uint16_t m = flight_smss(ff);
-	if (v->limit == LIMIT_CWND || v->limit == LIMIT_UNKNOWN || v->limit == LIMIT_NONE || !m ||
-	    ff->min_inside >= m || !v->segs)
+	const struct side *s = sender == 0 ? &f->c : &f->s;
+	const struct first_flight *ff = &s->ff;
+	uint16_t m = flight_smss(f, s);
+	if (v->limit == LIMIT_CWND || v->limit == LIMIT_UNKNOWN || v->limit == LIMIT_NONE || !v->segs)
+		return;
+	if (!m && !ff->smss) {
+		/* no sure segment size, and the flight counted in packets: a super-packet holds
+		 * several segments, a small write less than one. No segment is larger than S's
+		 * MSS (or, where unknown, an Ethernet's or the largest packet's, a jumbo path's),
+		 * so the flight held at least its bytes over that many */
+		uint32_t cap = sender_mss_cap(s);
+		if (!cap)
+			cap = ff->max_payload > ethernet_mss(f) ? ff->max_payload : ethernet_mss(f);
+		v->segs = v->bytes ? (v->bytes + cap - 1u) / cap : v->segs;
+		return;
+	}
+	if (!m || ff->min_inside >= m)
 		return;
 	uint32_t by_bytes = (v->bytes + m - 1u) / m;
 	if (by_bytes < v->segs)
