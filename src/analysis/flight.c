@@ -257,6 +257,21 @@ static bool no_pause_at_end(const struct first_flight *ff, const struct pkt *p)
 	return end >= 0 && end <= 2 * (int32_t)ff->max_tsstep;
 }
 
+/* S's next new data p came at the flight's own pace, and S's clock (where it has one) shows no
+ * more time before p than inside the flight: nothing shows S stopped. A flight spread over
+ * milliseconds (a paced sender whose clock ticks slower than its pace, an evenly spaced crafted
+ * capture) that the ACK's arrival cut. Below a millisecond a TSO burst's own scheduling spaces
+ * packets by as much as the round trip, and TSecr alone decides. */
+static bool even_pace_at_end(const struct first_flight *ff, const struct pkt *p)
+{
+	uint64_t gap = p->ts_us - ff_last_us(ff);
+	if (ff->max_gap_us < FLIGHT_TIMING_MIN_RTT_US || gap > ff->max_gap_us)
+		return false;
+	if (ff->last_ts && (p->opt.present & OPT_TS))
+		return sdiff(p->opt.tsval, ff->last_tsval) <= (int32_t)ff->max_tsstep;
+	return true;
+}
+
 /* S's new data p is not in flight 1: the flight ends, with what located its end. */
 static void flight_close(const struct flow *f, struct first_flight *ff, const struct pkt *p,
                          enum ff_end why, bool pause, const struct flight_opts *o)
@@ -268,7 +283,7 @@ static void flight_close(const struct flow *f, struct first_flight *ff, const st
 	ff->next_pause = pause;
 	ff->a1_before_next = ff->a1_seen;
 	ff->next_payload = p->payload_len > UINT16_MAX ? UINT16_MAX : (uint16_t)p->payload_len;
-	ff->paced_end = no_pause_at_end(ff, p);
+	ff->paced_end = no_pause_at_end(ff, p) || even_pace_at_end(ff, p);
 	if (ff->rule == RULE_ECHO) {
 		/* one direction: S's ACK field moved, R had sent data (a request); else the newer
 		 * echo came from a pure ACK of S's data */
