@@ -511,12 +511,21 @@ static void receiver_packet(struct flow *f, struct side *s, const struct side *r
 		    r_new_data(r, p))
 			ff->f2_done = true;
 	}
-	/* A SACK block above the cumulative ACK and inside flight 1 means a hole below it. */
+	/* A SACK block above the cumulative ACK and inside flight 1 means a hole below it; one
+	 * that reaches past what S was seen to send, bytes the capture never showed (lost before
+	 * the capture point, or by it): a flight still open has a hole where it seems to end. */
 	uint32_t fl_end = ff->state == FF_OPEN ? ff->snd_nxt : ff->fl_end;
 	for (unsigned i = 0; i < p->opt.nsack; i++) {
 		uint32_t left = p->opt.sack_left[i] - (s->isn + 1);
+		uint32_t right = p->opt.sack_right[i] - (s->isn + 1);
 		if (sdiff(p->opt.sack_left[i], p->ack) > 0 && sdiff(left, fl_end) < 0)
 			ff->loss = true;
+		if (sdiff(p->opt.sack_left[i], p->ack) > 0 &&
+		    sdiff(right, ff->snd_nxt + (s->fin ? 1u : 0u)) > 0) {
+			ff->acked_unseen = true;
+			if (ff->state == FF_OPEN)
+				ff->loss = true;
+		}
 	}
 }
 
