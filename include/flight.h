@@ -30,9 +30,13 @@ struct ff_verdict {
 /* The verdict on the first flight of f's client (sender 0) or server (sender 1). */
 void flight_verdict(const struct flow *f, int sender, struct ff_verdict *v);
 
-/* Round trips at the vantage point, from the handshake, in microseconds; -1 when unknown.
+/* Round trips at the vantage point, from the handshake, in microseconds; -1 when unknown, or
+ * when the leg's SYN or SYN-ACK was sent again (Karn: no measurement).
  * leg 0 = vantage <-> client (SYN-ACK -> ACK), leg 1 = vantage <-> server (SYN -> SYN-ACK). */
 int64_t flight_rtt_leg(const struct flow *f, int leg);
+/* The leg as the capture timed it, retransmitted SYN or SYN-ACK or not (the row's rtt columns:
+ * what the handshake took). */
+int64_t handshake_leg(const struct flow *f, int leg);
 int64_t flight_rtt(const struct flow *f);
 
 #endif

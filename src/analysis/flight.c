@@ -15,7 +15,7 @@
 /* Serial-number comparison (RFC 1982) for 32-bit sequence numbers and timestamps. */
 static int32_t sdiff(uint32_t a, uint32_t b) { return (int32_t)(a - b); }
 
-int64_t flight_rtt_leg(const struct flow *f, int leg)
+int64_t handshake_leg(const struct flow *f, int leg)
 {
 	uint64_t syn = flow_time(f, FT_SYN), synack = flow_time(f, FT_SYNACK);
 	if (leg == 0) {
@@ -23,6 +23,16 @@ int64_t flight_rtt_leg(const struct flow *f, int leg)
 		return (synack && ack && ack >= synack) ? (int64_t)(ack - synack) : -1;
 	}
 	return (syn && synack && synack >= syn) ? (int64_t)(synack - syn) : -1;
+}
+
+int64_t flight_rtt_leg(const struct flow *f, int leg)
+{
+	/* Karn: a leg whose first packet was sent again times no round trip (the answer may be
+	 * to any copy, or the first copies lost: a SYN retransmitted twice made a 3 s "round
+	 * trip" of a 140 ms path, and rule 2 kept 14 segments in a flight of 1) */
+	if (f->transport == 6 && (leg == 1 ? f->c.syn.retx : f->s.syn.retx))
+		return -1;
+	return handshake_leg(f, leg);
 }
 
 int64_t flight_rtt(const struct flow *f)

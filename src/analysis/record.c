@@ -116,7 +116,8 @@ void record_build(const flow_table *t, const struct flow *f, const char *asked_n
 	r->syn_us = syn ? (int64_t)syn : NULL64;
 	r->synack_us = synack ? (int64_t)synack : NULL64;
 	r->ack_us = ack ? (int64_t)ack : NULL64;
-	int64_t rtt = flight_rtt(f), lc = flight_rtt_leg(f, 0), ls = flight_rtt_leg(f, 1);
+	int64_t lc = handshake_leg(f, 0), ls = handshake_leg(f, 1);
+	int64_t rtt = lc >= 0 && ls >= 0 ? lc + ls : -1;
 	r->rtt_us = rtt >= 0 ? rtt : NULL64;
 	r->rtt_c_us = lc >= 0 ? lc : NULL64;
 	r->rtt_s_us = ls >= 0 ? ls : NULL64;
