@@ -133,7 +133,7 @@ CREATE TABLE IF NOT EXISTS {db}.flows{local} (
   quic_c_initial Nullable(Int64),             -- bytes of the client's first Initial datagram (padding included)
   quic_c_preval Nullable(Int64),              -- the client's bytes before its address was validated
   quic_s_preval Nullable(Int64),              -- the server's bytes before that (at most 3 x quic_c_preval)
-  quic_amp_limited Nullable(Int64),           -- 1: the server's first flight stopped at the 3x limit
+  quic_amp_limited Nullable(Int64),           -- 1: the server's first flight stopped at the 3x limit, its next datagram after a pause
   quic_hs_rtts  Nullable(Int64),              -- round trips before the client's first 1-RTT packet
   source_file   Nullable(String),             -- the capture file the flow began in, as given to -r (NULL: live)
   row_version   UInt8 DEFAULT if(isNull(end_reason), 0, 1) -- 1: the flow's final row

@@ -121,7 +121,7 @@ CREATE TABLE flows (
   quic_c_initial INTEGER,            -- bytes of the client's first Initial datagram (padding included)
   quic_c_preval INTEGER,             -- the client's bytes before its address was validated
   quic_s_preval INTEGER,             -- the server's bytes before that (at most 3 x quic_c_preval)
-  quic_amp_limited INTEGER,          -- 1: the server's first flight stopped at the 3x limit
+  quic_amp_limited INTEGER,          -- 1: the server's first flight stopped at the 3x limit, its next datagram after a pause
   quic_hs_rtts  INTEGER,             -- round trips before the client's first 1-RTT packet
   source_file   TEXT,                -- the capture file the flow began in, as given to -r (NULL: live)
   FOREIGN KEY (probe, run_id) REFERENCES runs (probe, id)

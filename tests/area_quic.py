@@ -106,6 +106,20 @@ def t_quic_beside_tcp(binary, tmp):
     return "tcp rows %d, quic row %s %s" % (len(by["tcp"]), q["s_iw_limit"], q["s_iw_class"])
 
 
+@test("quic-amplification-only-where-the-server-stopped")
+def t_quic_amp_not_claimed(binary, tmp):
+    """Firefox against Cloudflare, captured near the client (tshark -r F -Y quic): the server's
+    datagrams 2-4 (3600 bytes) arrive at 23.2-25.35 ms, the client's next (frame 5) at 25.59 ms
+    and the server's 6-8 (2671 bytes) at 25.79 ms, 0.2 ms later on a 23 ms round trip: sent
+    before frame 5 reached the server, so its flight went on past 3 x the client's 1357 bytes.
+    The flight counted (3 datagrams, 3600 bytes) is a lower bound; the 3x limit did not stop it:
+    ambiguous, quic_amp_limited 0, one round trip."""
+    r = quic_rows(binary, tmp, "zeek/testing_btest_Traces_quic_firefox-102.13.0esr-blog-cloudflare-com.pcap")
+    eq([(x["s_iw_limit"], x["quic_amp_limited"], x["s_iw_segs"], x["s_iw_bytes"], x["quic_hs_rtts"])
+        for x in r], [("ambiguous", 0, 3, 3600, 1)], "Cloudflare's first flight")
+    return "ambiguous >=IW3, not amplification"
+
+
 def gso_merge(src, dst, frames, jumbo=False):
     """Writes src to dst with the UDP payloads of frames (1-based numbers of consecutive
     Ethernet/IPv4/UDP frames of one sender) sent as one datagram, as a capture on a sending

@@ -28,7 +28,9 @@ struct quic_conn {
 	bool answered;                /* the client moved off its first DCID: the server sent */
 	bool c_short;                 /* the client sent a 1-RTT packet */
 	bool hello_done;              /* sni and alpn final (found, or no longer looked for) */
-	bool amp_stall;               /* the server's first flight stopped at 3x, unvalidated */
+	bool s_went_on;               /* the server sent after its first flight closed */
+	bool s_resumed_late;          /* ... its first such datagram half the handshake's round
+	                               * trip or more after the flight's last: it had stopped */
 	uint8_t hello_tries;          /* client Initial packets looked at for the hello */
 	struct quic_keys ck;
 	uint32_t c_initial;           /* the client's first Initial datagram's bytes */
@@ -261,6 +263,18 @@ static uint32_t datagrams(const struct quic_conn *q, const struct pkt *p, int di
 	return 1;
 }
 
+/* Whether datagram p comes after a pause in its sender's flight ff: half the handshake's
+ * round trip or more after the flight's last datagram (while the client's answer is still to
+ * come, half the leg seen so far: shorter at the server, so a pause is found sooner, never
+ * later). */
+static bool paused(const struct flow *f, const struct first_flight *ff, const struct pkt *p)
+{
+	int64_t rtt = flight_rtt(f), gap = (int64_t)(p->ts_us - ff_last_us(ff));
+	if (rtt <= 0)
+		rtt = flight_rtt_leg(f, 1);
+	return rtt > 0 && gap * 2 >= rtt;
+}
+
 /* The first flights, in datagrams (docs/METHOD.md "QUIC"): the client's, until the server's
  * first datagram; the server's, from its first datagram until the client's next one passes the
  * vantage point (nothing the server sent before could have been released by it) or a pause of
@@ -271,6 +285,12 @@ static void flights(struct flow *f, struct quic_conn *q, const struct pkt *p, in
 	struct first_flight *mine = dir == 0 ? &f->c.ff : &f->s.ff;
 	struct first_flight *other = dir == 0 ? &f->s.ff : &f->c.ff;
 	uint32_t len = p->payload_len;
+	if (dir == 1 && mine->state == FF_CLOSED && !q->s_went_on) {
+		/* the server's first datagram after its first flight closed: whether it had
+		 * stopped (a pause) or went on (paced, or past the 3x limit) */
+		q->s_went_on = true;
+		q->s_resumed_late = paused(f, mine, p);
+	}
 	if (other->state == FF_OPEN) { /* this datagram answers the other side's flight */
 		other->state = FF_CLOSED;
 		other->end = FF_END_TIMING;
@@ -287,10 +307,7 @@ static void flights(struct flow *f, struct quic_conn *q, const struct pkt *p, in
 	} else if (mine->state == FF_OPEN) {
 		/* the handshake's round trip, or while the client's answer is still to come the leg
 		 * seen so far (shorter at the server: a pause found sooner, never later) */
-		int64_t rtt = flight_rtt(f), gap = (int64_t)(p->ts_us - ff_last_us(mine));
-		if (rtt <= 0)
-			rtt = flight_rtt_leg(f, 1);
-		if (rtt > 0 && gap * 2 >= rtt) {
+		if (paused(f, mine, p)) {
 			mine->state = FF_CLOSED;
 			mine->end = FF_END_PAUSE;
 			ff_set_next_us(mine, p->ts_us);
@@ -383,8 +400,13 @@ void quicflow_verdict(const struct flow *f, int sender, struct ff_verdict *v)
 	v->pause_us = (int64_t)(ff_next_us(ff) - ff_last_us(ff));
 	/* the server before the client's address was validated: at most three times what it had
 	 * received (RFC 9000 8.1); a flight that ended on a full datagram where one more would
-	 * have taken it past that stopped there (not Google QUIC's, which RFC 9000 does not bind) */
+	 * have taken it past that stopped there (not Google QUIC's, which RFC 9000 does not bind),
+	 * if the server's own datagrams show it stopped: its next one came after a pause. Where
+	 * the client's datagram that ended the flight is seen before the server had it (near the
+	 * client), a server that went on (paced, or past the limit) sends its next datagram within
+	 * the pause; none in the capture: nothing shows it stopped */
 	if (sender == 1 && q->s_max_dgram && q->amp_budget && !quic_is_gquic(q->version) &&
+	    q->s_went_on && q->s_resumed_late &&
 	    q->s_last_dgram == q->s_max_dgram &&
 	    ff->bytes + q->s_max_dgram > q->amp_budget && ff->bytes <= q->amp_budget) {
 		v->limit = LIMIT_AMPLIFICATION;
