@@ -55,8 +55,9 @@ def t_quic_facts(binary, tmp):
     3 x the client's 2400 before its Handshake packet); the Retry capture has quic_retry and a
     second round trip; draft-28's version negotiation has quic_vn, the version the client
     moved to and two round trips; 0-RTT is seen; Chromium's ClientHello split over several
-    Initials still gives the name (without nDPI). No server sends more than 3 x the client's
-    bytes before the client's address was validated, in any shared capture."""
+    Initials still gives the name (without nDPI). No server is seen sending more than 3 x the
+    client's bytes seen before the client's address was validated, in any shared capture (near
+    the client that is no proof: quic-amplification-only-where-the-server-stopped)."""
     r = quic_rows(binary, tmp, "zeek/testing_btest_Traces_quic_curl-8.1.2-dev-http3-www-google-de.pcap")
     eq([(x["quic_c_initial"], x["quic_c_preval"], x["quic_s_preval"], x["s_iw_segs"], x["s_iw_bytes"],
          x["quic_hs_rtts"], x["handshake"]) for x in r], [(1200, 2400, 2400, 2, 2400, 1, "complete")], "curl")
