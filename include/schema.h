@@ -5,7 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define SCHEMA_VERSION 5
+#define SCHEMA_VERSION 6
 #define SCHEMA_OLDEST 2 /* the oldest version schema/migrate.sql upgrades from */
 
 /* A flow's identity: unique in flows, and the conflict target of every upsert. It holds

@@ -218,21 +218,23 @@ CREATE VIEW IF NOT EXISTS {db}.server_iw AS
     USING (transport, server_ip, server_port);
 
 CREATE VIEW IF NOT EXISTS {db}.iw_classes AS
-  SELECT s_iw_class AS iw_class, s_iw_limit AS iw_limit, s_iw_std AS iw_std, count() AS flows
+  SELECT s_iw_class AS iw_class, s_iw_limit AS iw_limit, s_iw_std AS iw_std, count() AS flows,
+         coalesce(transport, 'tcp') AS transport
     FROM {db}.flows FINAL WHERE s_iw_class IS NOT NULL
-    GROUP BY s_iw_class, s_iw_limit, s_iw_std;
+    GROUP BY s_iw_class, s_iw_limit, s_iw_std, transport;
 
 CREATE VIEW IF NOT EXISTS {db}.iw_by_app AS
   SELECT coalesce(app_proto, 'Unknown') AS app_proto, s_iw_class AS iw_class,
-         s_iw_limit AS iw_limit, count() AS flows, uniqExact(server_ip) AS servers
+         s_iw_limit AS iw_limit, count() AS flows, uniqExact(server_ip) AS servers,
+         coalesce(transport, 'tcp') AS transport
     FROM {db}.flows FINAL WHERE s_iw_class IS NOT NULL
-    GROUP BY app_proto, iw_class, iw_limit;
+    GROUP BY app_proto, iw_class, iw_limit, transport;
 
 CREATE VIEW IF NOT EXISTS {db}.iw_by_name AS
   SELECT server_name, s_iw_class AS iw_class, s_iw_limit AS iw_limit, count() AS flows,
-         max(app_proto) AS app_proto
+         max(app_proto) AS app_proto, coalesce(transport, 'tcp') AS transport
     FROM {db}.flows FINAL WHERE s_iw_class IS NOT NULL AND server_name IS NOT NULL
-    GROUP BY server_name, iw_class, iw_limit;
+    GROUP BY server_name, iw_class, iw_limit, transport;
 
 CREATE VIEW IF NOT EXISTS {db}.rwnd_by_app AS
   SELECT coalesce(app_proto, 'Unknown') AS app_proto, c_rwnd_class AS rwnd_class,
@@ -243,4 +245,4 @@ CREATE VIEW IF NOT EXISTS {db}.rwnd_by_app AS
 -- The schema version, last: a probe that finds no row here (another is creating the schema)
 -- creates it too, every statement IF NOT EXISTS, and adds its own row.
 CREATE TABLE IF NOT EXISTS {db}.iwscope_schema (version UInt32) ENGINE = TinyLog;
-INSERT INTO {db}.iwscope_schema VALUES (5);
+INSERT INTO {db}.iwscope_schema VALUES (6);

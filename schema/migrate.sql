@@ -44,3 +44,8 @@ ALTER TABLE flows ADD COLUMN quic_hs_rtts BIGINT;
 ALTER TABLE flows ADD COLUMN source_file TEXT;
 ALTER TABLE runs ADD COLUMN skipped TEXT;
 ALTER TABLE runs ADD COLUMN digest TEXT;
+
+-- version 6
+-- The views split server first flights by transport (iw_classes, iw_by_app and iw_by_name
+-- gain a column transport: TCP's segments and QUIC's datagrams never add up); every view is
+-- made again after an upgrade, which is all this version needs.

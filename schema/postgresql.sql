@@ -126,4 +126,4 @@ CREATE UNIQUE INDEX flows_key ON flows(probe, run_id, flow_key, server_ip);
 
 CREATE INDEX flows_server ON flows(server_ip, server_port);
 
-COMMENT ON TABLE runs IS 'iwscope schema 5';
+COMMENT ON TABLE runs IS 'iwscope schema 6';

@@ -41,7 +41,7 @@ def t_pg_upgrade(binary, tmp):
     srv, uri, name = pg_database(tmp)
     run(["-q", "--no-dpi", "--probe", "old", "-r", truth_pcap(), "-o", uri,
          "--spool", os.path.join(tmp, "sp1.db")], binary, 0)
-    srv.psql("DROP VIEW server_iw; ALTER TABLE flows %s; ALTER TABLE runs %s; "
+    srv.psql("DROP VIEW server_iw, iw_classes, iw_by_app, iw_by_name; ALTER TABLE flows %s; ALTER TABLE runs %s; "
              "COMMENT ON TABLE runs IS 'iwscope schema 2'"
              % (", ".join("DROP COLUMN %s" % c for c in NEW_IN_3 + NEW_IN_4 + NEW_IN_5),
                 ", ".join("DROP COLUMN %s" % c for c in NEW_RUNS_IN_4 + NEW_RUNS_IN_5)), name)

@@ -413,6 +413,29 @@ def t_lacks(binary, tmp):
        "merged runs")
 
 
+@test("schema-5-file-upgraded-in-place", ("release", "asan"))
+def t_sqlite_upgrade_5(binary, tmp):
+    """A version-5 file (a fresh one taken back: version 5's views, without transport) is
+    upgraded when a run writes to it: the views of first flights are made again with a row per
+    transport, the rows stay."""
+    db = analyse(binary, [truth_pcap()], tmp, ["--no-dpi", "--probe", "old"], "v5.db")
+    con = sqlite3.connect(db)
+    con.execute("DROP VIEW iw_classes")
+    con.execute("CREATE VIEW iw_classes AS SELECT s_iw_class AS iw_class, s_iw_limit AS iw_limit, "
+                "s_iw_std AS iw_std, count(*) AS flows FROM flows WHERE s_iw_class IS NOT NULL "
+                "GROUP BY s_iw_class, s_iw_limit, s_iw_std")
+    con.execute("PRAGMA user_version = 5")
+    con.commit()
+    con.close()
+    old = rows(db, "SELECT * FROM flows ORDER BY flow_key")
+    run(["-q", "--no-dpi", "--probe", "new", "--append", "-r", os.path.join(PCAPS, "quic", "curl-google.pcap"),
+         "-o", db], binary, 0)
+    eq(rows(db, "PRAGMA user_version")[0]["user_version"], SCHEMA_VERSION, "upgraded")
+    eq(rows(db, "SELECT * FROM flows WHERE probe = 'old' ORDER BY flow_key"), old, "rows kept")
+    got = rows(db, "SELECT transport, sum(flows) AS n FROM iw_classes GROUP BY transport ORDER BY transport")
+    eq(got, [{"transport": "quic", "n": 1}, {"transport": "tcp", "n": len(old)}], "iw_classes per transport")
+
+
 @test("schema-3-file-upgraded-in-place", ("release", "asan"))
 def t_sqlite_upgrade_3(binary, tmp):
     """A version-3 file (a fresh one taken back: versions 4's and 5's columns dropped) is upgraded when
