@@ -123,7 +123,7 @@ CREATE TABLE IF NOT EXISTS {db}.flows{local} (
   c_acked_unseen Nullable(Int64), s_acked_unseen Nullable(Int64), -- that side's bytes the other acknowledged but
                                     -- the capture never showed (0: none; NULL: version < 4)
   -- version 5: the transport, and what only QUIC has (NULL for TCP; docs/METHOD.md "QUIC")
-  transport     Nullable(String),                -- tcp | quic (NULL: version < 5, tcp)
+  transport     Nullable(String),                -- tcp | quic (rows older than version 5: tcp)
   quic_version  Nullable(Int64),              -- as on the wire: 1, 1798521807 (v2), 4278190109 (draft-29), Q050 ...
   alpn          Nullable(String),                -- the first ALPN protocol the client offered (QUIC)
   quic_retry    Nullable(Int64),              -- 1: the server sent a Retry

@@ -104,7 +104,7 @@ CREATE TABLE flows (
   c_acked_unseen bigint, s_acked_unseen bigint, -- that side's bytes the other acknowledged but
                                     -- the capture never showed (0: none; NULL: version < 4)
   -- version 5: the transport, and what only QUIC has (NULL for TCP; docs/METHOD.md "QUIC")
-  transport     text,                -- tcp | quic (NULL: version < 5, tcp)
+  transport     text,                -- tcp | quic (rows older than version 5: tcp)
   quic_version  bigint,              -- as on the wire: 1, 1798521807 (v2), 4278190109 (draft-29), Q050 ...
   alpn          text,                -- the first ALPN protocol the client offered (QUIC)
   quic_retry    bigint,              -- 1: the server sent a Retry

@@ -111,7 +111,7 @@ CREATE TABLE flows (
   c_acked_unseen INTEGER, s_acked_unseen INTEGER, -- that side's bytes the other acknowledged but
                                     -- the capture never showed (0: none; NULL: version < 4)
   -- version 5: the transport, and what only QUIC has (NULL for TCP; docs/METHOD.md "QUIC")
-  transport     TEXT,                -- tcp | quic (NULL: version < 5, tcp)
+  transport     TEXT,                -- tcp | quic (rows older than version 5: tcp)
   quic_version  INTEGER,             -- as on the wire: 1, 1798521807 (v2), 4278190109 (draft-29), Q050 ...
   alpn          TEXT,                -- the first ALPN protocol the client offered (QUIC)
   quic_retry    INTEGER,             -- 1: the server sent a Retry

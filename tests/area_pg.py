@@ -52,6 +52,8 @@ def t_pg_upgrade(binary, tmp):
     got = pg_rows(srv, name, "SELECT probe, s_iw_end FROM flows ORDER BY probe")
     eq(len(got), 2 * before, "old rows kept, new ones added")
     eq({r["s_iw_end"] for r in got if r["probe"] == "old"}, {None}, "old rows have no evidence")
+    tr = pg_rows(srv, name, "SELECT probe, transport FROM flows")
+    eq({(r["probe"], r["transport"]) for r in tr}, {("old", "tcp"), ("new", "tcp")}, "old rows: tcp")
     assert {r["s_iw_end"] for r in got if r["probe"] == "new"} - {None}, got
     eq(len(pg_rows(srv, name, "SELECT * FROM server_iw")) > 0, True, "views made again")
     assert "nagle" in pg_rows(srv, name, "SELECT pg_get_viewdef('server_iw') AS d")[0]["d"], "version 3's view"
