@@ -121,6 +121,21 @@ def t_quic_amp_not_claimed(binary, tmp):
     return "ambiguous >=IW3, not amplification"
 
 
+@test("quic-gquic-unread-is-null")
+def t_quic_gquic_null(binary, tmp):
+    """Google QUIC Q050's packets are not read past their long header (tshark -r
+    ndpi/quic_q50.pcap: Q050 long headers, then short ones): whether it had a Retry, 0-RTT or
+    the spin bit, and so its round trips, are unknown (NULL), not 0; a version negotiation (the
+    invariant packet, read for every version) none. T051 carries IETF QUIC's Initials: read."""
+    r = quic_rows(binary, tmp, "ndpi/quic_q50.pcap")
+    eq([(x["quic_version"], x["quic_retry"], x["quic_0rtt"], x["quic_spin"], x["quic_hs_rtts"], x["quic_vn"])
+        for x in r], [(0x51303530, None, None, None, None, 0)], "Q050")
+    r = quic_rows(binary, tmp, "ndpi/quic_t51.pcap")
+    eq([(x["quic_version"], x["quic_retry"], x["quic_0rtt"], x["quic_hs_rtts"]) for x in r],
+       [(0x54303531, 0, 0, 1)], "T051")
+    return "Q050: retry, 0-RTT, spin and round trips NULL; T051 read"
+
+
 def gso_merge(src, dst, frames, jumbo=False):
     """Writes src to dst with the UDP payloads of frames (1-based numbers of consecutive
     Ethernet/IPv4/UDP frames of one sender) sent as one datagram, as a capture on a sending

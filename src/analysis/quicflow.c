@@ -24,6 +24,8 @@ struct quic_conn {
 	bool keys;                    /* ck valid for dcid */
 	bool keys_retry;              /* ... the DCID that followed a Retry */
 	bool retry, vn, zero_rtt, spin;
+	bool gquic;                   /* Google QUIC's own packets (Q046-Q050): not read past their
+	                               * long header, so no Retry, 0-RTT or spin bit is known */
 	bool validated;               /* the client sent a Handshake or 1-RTT packet */
 	bool answered;                /* the client moved off its first DCID: the server sent */
 	bool c_short;                 /* the client sent a 1-RTT packet */
@@ -211,6 +213,7 @@ static enum quic_type read_packets(struct quic_conn *q, const struct pkt *p, int
 		}
 		if (h.type == QUIC_GQUIC) {
 			q->version = h.version;
+			q->gquic = true;
 			return first;
 		}
 		q->version = h.version;
@@ -426,10 +429,13 @@ void quicflow_record(const struct flow *f, struct flow_record *r)
 	if (r->handshake == HS_SYN_ONLY && q && (q->validated || q->answered) && !f->s.pkts)
 		r->handshake = HS_NO_SYNACK;
 	r->quic_version = q ? (int64_t)q->version : NULL64;
-	r->quic_retry = q ? q->retry : NULL64;
+	/* Google QUIC's packets (Q046-Q050) are not read: what they would show is unknown, not 0;
+	 * a version negotiation is IETF's invariant packet, read for every version */
+	bool read = q && !q->gquic;
+	r->quic_retry = read ? q->retry : NULL64;
 	r->quic_vn = q ? q->vn : NULL64;
-	r->quic_0rtt = q ? q->zero_rtt : NULL64;
-	r->quic_spin = q ? q->spin : NULL64;
+	r->quic_0rtt = read ? q->zero_rtt : NULL64;
+	r->quic_spin = read ? q->spin : NULL64;
 	/* what the 3x limit compares needs both directions: with one alone (a span port, an
 	 * asymmetric path) the other's bytes, and when the address was validated, are unknown */
 	bool both = q && f->c.pkts && f->s.pkts;
@@ -442,8 +448,9 @@ void quicflow_record(const struct flow *f, struct flow_record *r)
 	                                                         : NULL64;
 	/* one round trip, one more for a Retry, for a version negotiation and for a server's
 	 * flight the amplification limit stopped; known once the client sent 1-RTT data and the
-	 * server's datagrams (a Retry, a version negotiation) are in sight */
-	r->quic_hs_rtts = both && q->c_short
+	 * server's datagrams (a Retry, a version negotiation) are in sight, and not for Google
+	 * QUIC's packets, whose Retry would go unseen */
+	r->quic_hs_rtts = both && read && q->c_short
 	                          ? 1 + q->retry + q->vn + (int64_t)(v.limit == LIMIT_AMPLIFICATION)
 	                          : NULL64;
 	snprintf(r->alpn, sizeof(r->alpn), "%s", q ? q->alpn : "");
