@@ -136,6 +136,20 @@ def t_quic_gquic_null(binary, tmp):
     return "Q050: retry, 0-RTT, spin and round trips NULL; T051 read"
 
 
+@test("quic-verbose-line-says-quic", ("release", "asan"))
+def t_quic_verbose_line(binary, tmp):
+    """-v prints a line per flow with its transport after the addresses (the JSON lines have the
+    column transport): curl's QUIC connection to Google says quic, a TCP flow beside it tcp."""
+    _, out, _ = run(["--no-dpi", "-v", "-r", os.path.join(PCAPS, "quic", "curl-google.pcap"), "-r", truth_pcap(),
+                     "-o", os.path.join(tmp, "v.db")], binary, 0)
+    lines = out.splitlines()
+    eq([l for l in lines if l.startswith("172.17.0.2.34347 ")],
+       ["172.17.0.2.34347 > 64.233.166.94.443 quic complete - syn_win -/- rwnd -/- "
+        "server >=IW2 ambiguous client >=IW1 ambiguous"], "the QUIC line")
+    eq({l.split()[3] for l in lines}, {"quic", "tcp"}, "every line's transport")
+    return "%d lines" % len(lines)
+
+
 def gso_merge(src, dst, frames, jumbo=False):
     """Writes src to dst with the UDP payloads of frames (1-based numbers of consecutive
     Ethernet/IPv4/UDP frames of one sender) sent as one datagram, as a capture on a sending
