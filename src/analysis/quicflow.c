@@ -26,6 +26,8 @@ struct quic_conn {
 	bool retry, vn, zero_rtt, spin;
 	bool gquic;                   /* Google QUIC's own packets (Q046-Q050): not read past their
 	                               * long header, so no Retry, 0-RTT or spin bit is known */
+	bool gquic_old;               /* ... before Q046 (the public header): nor when the client's
+	                               * address was validated */
 	bool validated;               /* the client sent a Handshake or 1-RTT packet */
 	bool answered;                /* the client moved off its first DCID: the server sent */
 	bool c_short;                 /* the client sent a 1-RTT packet */
@@ -102,6 +104,13 @@ bool quicflow_client_initial(const struct pkt *p)
 
 bool quicflow_starts(const struct pkt *p, bool *client)
 {
+	uint32_t gv;
+	if (quic_gquic_public(p->payload, p->payload_cap, &gv)) {
+		/* Google QUIC's old public header: only a client's packets carry the version (a
+		 * server's version negotiation too, from the port it serves on) */
+		*client = !(server_port(p->sport) && !server_port(p->dport));
+		return true;
+	}
 	if (!quic_looks_long(p->payload, p->payload_cap))
 		return false;
 	struct quic_hdr h;
@@ -194,6 +203,14 @@ static void client_initial(struct quic_conn *q, const uint8_t *pkt, const struct
 static enum quic_type read_packets(struct quic_conn *q, const struct pkt *p, int dir)
 {
 	enum quic_type first = QUIC_SHORT;
+	uint32_t gv;
+	if ((q->gquic || !q->version) && quic_gquic_public(p->payload, p->payload_cap, &gv)) {
+		q->version = gv; /* Google QUIC before Q046: nothing after the version is read */
+		q->gquic = q->gquic_old = true;
+		return QUIC_GQUIC;
+	}
+	if (q->gquic_old && !(p->payload_len && p->payload[0] & 0x80))
+		return QUIC_SHORT; /* its packets without a version: not IETF short headers */
 	size_t pos = 0, n = p->payload_len, cap = p->payload_cap;
 	while (pos < n) {
 		struct quic_hdr h;
@@ -438,7 +455,7 @@ void quicflow_record(const struct flow *f, struct flow_record *r)
 	r->quic_spin = read ? q->spin : NULL64;
 	/* what the 3x limit compares needs both directions: with one alone (a span port, an
 	 * asymmetric path) the other's bytes, and when the address was validated, are unknown */
-	bool both = q && f->c.pkts && f->s.pkts;
+	bool both = q && f->c.pkts && f->s.pkts && !q->gquic_old;
 	r->quic_c_initial = q && q->c_initial ? (int64_t)q->c_initial : NULL64;
 	r->quic_c_preval = both ? (int64_t)q->c_preval : NULL64;
 	r->quic_s_preval = both ? (int64_t)q->s_preval : NULL64;
