@@ -55,6 +55,11 @@ struct quic_hdr {
  * needs the connection ID length known from the long headers (0 if none). */
 enum quic_parse quic_header(const uint8_t *d, size_t n, size_t cap, struct quic_hdr *h);
 
+/* Whether d begins with Google QUIC's old public header carrying a version (a client's
+ * packets before Q046: flags with 0x01 and an 8-byte connection ID, then 'Q0nn'); *version the
+ * version's four bytes as an integer. */
+bool quic_gquic_public(const uint8_t *d, size_t cap, uint32_t *version);
+
 /* Whether a datagram's first byte and version look like QUIC's start (a client's first
  * Initial or any long header of a version iwscope knows, or a Google QUIC one). */
 bool quic_looks_long(const uint8_t *d, size_t cap);

@@ -5,7 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define SCHEMA_VERSION 5
+#define SCHEMA_VERSION 6
 #define SCHEMA_OLDEST 2 /* the oldest version schema/migrate.sql upgrades from */
 
 /* A flow's identity: unique in flows, and the conflict target of every upsert. It holds
@@ -67,9 +67,10 @@ char *schema_upgrade_sql(int from);
 
 /* The SQL that lets a read-only SQLite connection read a database of version from as if it
  * were upgraded, changing nothing in it: TEMP views (which shadow the file's own objects) of
- * each table a migration added columns to, those columns NULL as an upgrade leaves them, and
- * of schema/views.sql. NULL when a migration since from does more than ADD COLUMN (then only
- * an upgrade can read it), or out of memory. The caller frees it. */
+ * each table a migration added columns to, those columns NULL as an upgrade leaves them (or
+ * the value a migration's "UPDATE t SET c = 'v' WHERE c IS NULL" gives older rows), and of
+ * schema/views.sql. NULL when a migration since from does more than that (then only an
+ * upgrade can read it), or out of memory. The caller frees it. */
 char *schema_read_as_upgraded_sql(int from);
 
 #endif

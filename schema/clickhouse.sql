@@ -123,7 +123,7 @@ CREATE TABLE IF NOT EXISTS {db}.flows{local} (
   c_acked_unseen Nullable(Int64), s_acked_unseen Nullable(Int64), -- that side's bytes the other acknowledged but
                                     -- the capture never showed (0: none; NULL: version < 4)
   -- version 5: the transport, and what only QUIC has (NULL for TCP; docs/METHOD.md "QUIC")
-  transport     Nullable(String),                -- tcp | quic (NULL: version < 5, tcp)
+  transport     Nullable(String),                -- tcp | quic (rows older than version 5: tcp)
   quic_version  Nullable(Int64),              -- as on the wire: 1, 1798521807 (v2), 4278190109 (draft-29), Q050 ...
   alpn          Nullable(String),                -- the first ALPN protocol the client offered (QUIC)
   quic_retry    Nullable(Int64),              -- 1: the server sent a Retry
@@ -133,7 +133,7 @@ CREATE TABLE IF NOT EXISTS {db}.flows{local} (
   quic_c_initial Nullable(Int64),             -- bytes of the client's first Initial datagram (padding included)
   quic_c_preval Nullable(Int64),              -- the client's bytes before its address was validated
   quic_s_preval Nullable(Int64),              -- the server's bytes before that (at most 3 x quic_c_preval)
-  quic_amp_limited Nullable(Int64),           -- 1: the server's first flight stopped at the 3x limit
+  quic_amp_limited Nullable(Int64),           -- 1: the server's first flight stopped at the 3x limit, its next datagram after a pause
   quic_hs_rtts  Nullable(Int64),              -- round trips before the client's first 1-RTT packet
   source_file   Nullable(String),             -- the capture file the flow began in, as given to -r (NULL: live)
   row_version   UInt8 DEFAULT if(isNull(end_reason), 0, 1) -- 1: the flow's final row
@@ -218,21 +218,23 @@ CREATE VIEW IF NOT EXISTS {db}.server_iw AS
     USING (transport, server_ip, server_port);
 
 CREATE VIEW IF NOT EXISTS {db}.iw_classes AS
-  SELECT s_iw_class AS iw_class, s_iw_limit AS iw_limit, s_iw_std AS iw_std, count() AS flows
+  SELECT s_iw_class AS iw_class, s_iw_limit AS iw_limit, s_iw_std AS iw_std, count() AS flows,
+         coalesce(transport, 'tcp') AS transport
     FROM {db}.flows FINAL WHERE s_iw_class IS NOT NULL
-    GROUP BY s_iw_class, s_iw_limit, s_iw_std;
+    GROUP BY s_iw_class, s_iw_limit, s_iw_std, transport;
 
 CREATE VIEW IF NOT EXISTS {db}.iw_by_app AS
   SELECT coalesce(app_proto, 'Unknown') AS app_proto, s_iw_class AS iw_class,
-         s_iw_limit AS iw_limit, count() AS flows, uniqExact(server_ip) AS servers
+         s_iw_limit AS iw_limit, count() AS flows, uniqExact(server_ip) AS servers,
+         coalesce(transport, 'tcp') AS transport
     FROM {db}.flows FINAL WHERE s_iw_class IS NOT NULL
-    GROUP BY app_proto, iw_class, iw_limit;
+    GROUP BY app_proto, iw_class, iw_limit, transport;
 
 CREATE VIEW IF NOT EXISTS {db}.iw_by_name AS
   SELECT server_name, s_iw_class AS iw_class, s_iw_limit AS iw_limit, count() AS flows,
-         max(app_proto) AS app_proto
+         max(app_proto) AS app_proto, coalesce(transport, 'tcp') AS transport
     FROM {db}.flows FINAL WHERE s_iw_class IS NOT NULL AND server_name IS NOT NULL
-    GROUP BY server_name, iw_class, iw_limit;
+    GROUP BY server_name, iw_class, iw_limit, transport;
 
 CREATE VIEW IF NOT EXISTS {db}.rwnd_by_app AS
   SELECT coalesce(app_proto, 'Unknown') AS app_proto, c_rwnd_class AS rwnd_class,
@@ -243,4 +245,4 @@ CREATE VIEW IF NOT EXISTS {db}.rwnd_by_app AS
 -- The schema version, last: a probe that finds no row here (another is creating the schema)
 -- creates it too, every statement IF NOT EXISTS, and adds its own row.
 CREATE TABLE IF NOT EXISTS {db}.iwscope_schema (version UInt32) ENGINE = TinyLog;
-INSERT INTO {db}.iwscope_schema VALUES (5);
+INSERT INTO {db}.iwscope_schema VALUES (6);

@@ -25,8 +25,8 @@ ALTER TABLE runs ADD COLUMN syn_opts_cut BIGINT;
 ALTER TABLE runs ADD COLUMN acked_unseen BIGINT;
 
 -- version 5
--- QUIC connections are flows (docs/METHOD.md "QUIC"): the transport (NULL in older rows: tcp)
--- and what only QUIC has.
+-- QUIC connections are flows (docs/METHOD.md "QUIC"): the transport (older rows: tcp, since
+-- the upgrade to 6) and what only QUIC has.
 ALTER TABLE flows ADD COLUMN transport TEXT;
 ALTER TABLE flows ADD COLUMN quic_version BIGINT;
 ALTER TABLE flows ADD COLUMN alpn TEXT;
@@ -44,3 +44,10 @@ ALTER TABLE flows ADD COLUMN quic_hs_rtts BIGINT;
 ALTER TABLE flows ADD COLUMN source_file TEXT;
 ALTER TABLE runs ADD COLUMN skipped TEXT;
 ALTER TABLE runs ADD COLUMN digest TEXT;
+
+-- version 6
+-- Rows written before QUIC (version 4 and older, which version 5's upgrade left NULL) are TCP's;
+-- the views split server first flights by transport (iw_classes, iw_by_app and iw_by_name gain
+-- a column transport: TCP's segments and QUIC's datagrams never add up), made again as after
+-- every upgrade. A read-only file reads the value in a column its read adds (schema.c).
+UPDATE flows SET transport = 'tcp' WHERE transport IS NULL;

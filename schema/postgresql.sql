@@ -104,7 +104,7 @@ CREATE TABLE flows (
   c_acked_unseen bigint, s_acked_unseen bigint, -- that side's bytes the other acknowledged but
                                     -- the capture never showed (0: none; NULL: version < 4)
   -- version 5: the transport, and what only QUIC has (NULL for TCP; docs/METHOD.md "QUIC")
-  transport     text,                -- tcp | quic (NULL: version < 5, tcp)
+  transport     text,                -- tcp | quic (rows older than version 5: tcp)
   quic_version  bigint,              -- as on the wire: 1, 1798521807 (v2), 4278190109 (draft-29), Q050 ...
   alpn          text,                -- the first ALPN protocol the client offered (QUIC)
   quic_retry    bigint,              -- 1: the server sent a Retry
@@ -114,7 +114,7 @@ CREATE TABLE flows (
   quic_c_initial bigint,             -- bytes of the client's first Initial datagram (padding included)
   quic_c_preval bigint,              -- the client's bytes before its address was validated
   quic_s_preval bigint,              -- the server's bytes before that (at most 3 x quic_c_preval)
-  quic_amp_limited bigint,           -- 1: the server's first flight stopped at the 3x limit
+  quic_amp_limited bigint,           -- 1: the server's first flight stopped at the 3x limit, its next datagram after a pause
   quic_hs_rtts  bigint,              -- round trips before the client's first 1-RTT packet
   source_file   text                 -- the capture file the flow began in, as given to -r (NULL: live)
 );
@@ -126,4 +126,4 @@ CREATE UNIQUE INDEX flows_key ON flows(probe, run_id, flow_key, server_ip);
 
 CREATE INDEX flows_server ON flows(server_ip, server_port);
 
-COMMENT ON TABLE runs IS 'iwscope schema 5';
+COMMENT ON TABLE runs IS 'iwscope schema 6';

@@ -111,7 +111,7 @@ CREATE TABLE flows (
   c_acked_unseen INTEGER, s_acked_unseen INTEGER, -- that side's bytes the other acknowledged but
                                     -- the capture never showed (0: none; NULL: version < 4)
   -- version 5: the transport, and what only QUIC has (NULL for TCP; docs/METHOD.md "QUIC")
-  transport     TEXT,                -- tcp | quic (NULL: version < 5, tcp)
+  transport     TEXT,                -- tcp | quic (rows older than version 5: tcp)
   quic_version  INTEGER,             -- as on the wire: 1, 1798521807 (v2), 4278190109 (draft-29), Q050 ...
   alpn          TEXT,                -- the first ALPN protocol the client offered (QUIC)
   quic_retry    INTEGER,             -- 1: the server sent a Retry
@@ -121,7 +121,7 @@ CREATE TABLE flows (
   quic_c_initial INTEGER,            -- bytes of the client's first Initial datagram (padding included)
   quic_c_preval INTEGER,             -- the client's bytes before its address was validated
   quic_s_preval INTEGER,             -- the server's bytes before that (at most 3 x quic_c_preval)
-  quic_amp_limited INTEGER,          -- 1: the server's first flight stopped at the 3x limit
+  quic_amp_limited INTEGER,          -- 1: the server's first flight stopped at the 3x limit, its next datagram after a pause
   quic_hs_rtts  INTEGER,             -- round trips before the client's first 1-RTT packet
   source_file   TEXT,                -- the capture file the flow began in, as given to -r (NULL: live)
   FOREIGN KEY (probe, run_id) REFERENCES runs (probe, id)

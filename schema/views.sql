@@ -75,24 +75,27 @@ CREATE VIEW server_iw AS
     LEFT JOIN names AS n ON n.k = 1 AND n.transport = p.transport AND n.server_ip = p.server_ip
                         AND n.server_port = p.server_port;
 
--- The server IW distribution: exact classes and lower bounds, with the standard matched.
+-- The server IW distribution: exact classes and lower bounds, with the standard matched, per
+-- transport (tcp: segments, quic: datagrams; a class of one is not a class of the other).
 CREATE VIEW iw_classes AS
-  SELECT s_iw_class AS iw_class, s_iw_limit AS iw_limit, s_iw_std AS iw_std, count(*) AS flows
+  SELECT s_iw_class AS iw_class, s_iw_limit AS iw_limit, s_iw_std AS iw_std, count(*) AS flows,
+         coalesce(transport, 'tcp') AS transport
     FROM flows WHERE s_iw_class IS NOT NULL
-    GROUP BY s_iw_class, s_iw_limit, s_iw_std;
+    GROUP BY s_iw_class, s_iw_limit, s_iw_std, coalesce(transport, 'tcp');
 
--- Server IW classes by application (nDPI) and by server name.
+-- Server IW classes by application (nDPI) and by server name, per transport.
 CREATE VIEW iw_by_app AS
   SELECT coalesce(app_proto, 'Unknown') AS app_proto, s_iw_class AS iw_class,
-         s_iw_limit AS iw_limit, count(*) AS flows, count(DISTINCT server_ip) AS servers
+         s_iw_limit AS iw_limit, count(*) AS flows, count(DISTINCT server_ip) AS servers,
+         coalesce(transport, 'tcp') AS transport
     FROM flows WHERE s_iw_class IS NOT NULL
-    GROUP BY 1, 2, 3;
+    GROUP BY 1, 2, 3, 6;
 
 CREATE VIEW iw_by_name AS
   SELECT server_name, s_iw_class AS iw_class, s_iw_limit AS iw_limit, count(*) AS flows,
-         max(app_proto) AS app_proto
+         max(app_proto) AS app_proto, coalesce(transport, 'tcp') AS transport
     FROM flows WHERE s_iw_class IS NOT NULL AND server_name IS NOT NULL
-    GROUP BY 1, 2, 3;
+    GROUP BY 1, 2, 3, 6;
 
 -- Receiver classes (the client's SYN window) by application.
 CREATE VIEW rwnd_by_app AS

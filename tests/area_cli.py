@@ -73,6 +73,16 @@ def t_cli(binary, tmp):
     for word in ("source_file (the -r file the flow began in", "small: below ten segments",
                  "dpi_method (how sure nDPI was: payload, offport, guess, none", '"MQTT?"'):
         assert word in " ".join(out.split()), word
+    # QUIC is in the description, and --no-dpi says what it leaves (the QUIC name stays)
+    flat = " ".join(out.split())
+    assert "every TCP handshake and QUIC connection" in flat, flat
+    assert "--no-dpi do not run nDPI (app_proto stays NULL, server_name too but on QUIC rows" in flat, flat
+    man = open(os.path.join(ROOT, "man", "iwscope.1")).read()
+    assert "iwscope \\- measure TCP and QUIC initial windows" in man.split(".SH SYNOPSIS")[0], "man NAME"
+    assert "but on QUIC rows" in man.split("no\\-dpi", 2)[2][:300], "man --no-dpi"
+    db = analyse(binary, [truth_pcap(), os.path.join(PCAPS, "quic", "curl-google.pcap")], tmp, ["--no-dpi"])
+    eq(sorted({(r["transport"], r["server_name"]) for r in rows(db)}),
+       [("quic", "www.google.de"), ("tcp", None)], "--no-dpi: names as the help says")
     rc, out, _ = run(["--version"], binary)
     eq(rc, 0, "--version")
     for word in ("iwscope", "libpcap", "nDPI", "SQLite"):

@@ -190,7 +190,7 @@ def t_dpi_weak_marked(binary, tmp):
     http = os.path.join(SHARED, "tcpdump", "arcnet-rfc1201-arp-icmp-http.pcap")
     db = os.path.join(tmp, "w.db")
     _, out, _ = run(["-v", "-r", ldap, "-o", db], binary, 0)
-    eq(out.splitlines(), ["1.1.1.1.5555 > 2.2.2.2.389 complete MQTT? syn_win 8192/8192 rwnd 8192/8192 "
+    eq(out.splitlines(), ["1.1.1.1.5555 > 2.2.2.2.389 tcp complete MQTT? syn_win 8192/8192 rwnd 8192/8192 "
                           "server - none client >=IW1 app", LEGEND], "-v lines")
     _, out, _ = run(["-v", "-r", http, "-o", os.path.join(tmp, "h.db")], binary, 0)
     assert " HTTP syn_win " in out and "?" not in out and "nDPI" not in out, out

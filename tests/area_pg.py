@@ -41,7 +41,7 @@ def t_pg_upgrade(binary, tmp):
     srv, uri, name = pg_database(tmp)
     run(["-q", "--no-dpi", "--probe", "old", "-r", truth_pcap(), "-o", uri,
          "--spool", os.path.join(tmp, "sp1.db")], binary, 0)
-    srv.psql("DROP VIEW server_iw; ALTER TABLE flows %s; ALTER TABLE runs %s; "
+    srv.psql("DROP VIEW server_iw, iw_classes, iw_by_app, iw_by_name; ALTER TABLE flows %s; ALTER TABLE runs %s; "
              "COMMENT ON TABLE runs IS 'iwscope schema 2'"
              % (", ".join("DROP COLUMN %s" % c for c in NEW_IN_3 + NEW_IN_4 + NEW_IN_5),
                 ", ".join("DROP COLUMN %s" % c for c in NEW_RUNS_IN_4 + NEW_RUNS_IN_5)), name)
@@ -52,6 +52,8 @@ def t_pg_upgrade(binary, tmp):
     got = pg_rows(srv, name, "SELECT probe, s_iw_end FROM flows ORDER BY probe")
     eq(len(got), 2 * before, "old rows kept, new ones added")
     eq({r["s_iw_end"] for r in got if r["probe"] == "old"}, {None}, "old rows have no evidence")
+    tr = pg_rows(srv, name, "SELECT probe, transport FROM flows")
+    eq({(r["probe"], r["transport"]) for r in tr}, {("old", "tcp"), ("new", "tcp")}, "old rows: tcp")
     assert {r["s_iw_end"] for r in got if r["probe"] == "new"} - {None}, got
     eq(len(pg_rows(srv, name, "SELECT * FROM server_iw")) > 0, True, "views made again")
     assert "nagle" in pg_rows(srv, name, "SELECT pg_get_viewdef('server_iw') AS d")[0]["d"], "version 3's view"

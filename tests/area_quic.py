@@ -24,12 +24,14 @@ def quic_shared():
 @test("quic-connections-as-tshark-sees-them", ("release", "asan"))
 def t_quic_vs_tshark(binary, tmp):
     """Each QUIC connection tshark shows in ../shared/captures (drafts 22-29, v1, mvfst, Google's
-    Q050 and T051, 0-RTT, Retry, version negotiation, ClientHellos split over several Initials)
-    is one flow with transport quic, the version tshark shows last and, where tshark shows
-    them, the same server name and first ALPN protocol."""
+    Q035 in WeChat's capture, Q050 and T051, 0-RTT, Retry, version negotiation, ClientHellos
+    split over several Initials) is one flow with transport quic, its client and server as
+    tshark's, the version tshark shows last and, where tshark shows them, the same server name
+    and first ALPN protocol; and iwscope lists no QUIC connection tshark does not."""
     out = list(quiccheck.compare(binary, quic_shared()))
     bad = ["%s %s %s" % (c, p, d) for c, p, _, _, d in out if d]
-    if len(out) < 15:
+    eq(sum(1 for c, _, _, _, _ in out if c == "ndpi/wechat.pcap"), 3, "WeChat's Google QUIC Q035 connections")
+    if len(out) < 20:
         raise AssertionError("only %d QUIC connections from tshark" % len(out))
     if bad:
         raise AssertionError("%d of %d differ:\n%s" % (len(bad), len(out), "\n".join(bad)))
@@ -55,8 +57,9 @@ def t_quic_facts(binary, tmp):
     3 x the client's 2400 before its Handshake packet); the Retry capture has quic_retry and a
     second round trip; draft-28's version negotiation has quic_vn, the version the client
     moved to and two round trips; 0-RTT is seen; Chromium's ClientHello split over several
-    Initials still gives the name (without nDPI). No server sends more than 3 x the client's
-    bytes before the client's address was validated, in any shared capture."""
+    Initials still gives the name (without nDPI). No server is seen sending more than 3 x the
+    client's bytes seen before the client's address was validated, in any shared capture (near
+    the client that is no proof: quic-amplification-only-where-the-server-stopped)."""
     r = quic_rows(binary, tmp, "zeek/testing_btest_Traces_quic_curl-8.1.2-dev-http3-www-google-de.pcap")
     eq([(x["quic_c_initial"], x["quic_c_preval"], x["quic_s_preval"], x["s_iw_segs"], x["s_iw_bytes"],
          x["quic_hs_rtts"], x["handshake"]) for x in r], [(1200, 2400, 2400, 2, 2400, 1, "complete")], "curl")
@@ -73,6 +76,8 @@ def t_quic_facts(binary, tmp):
     checked = 0
     one_dir = 0
     for x in rows(db, "SELECT * FROM flows WHERE transport = 'quic'"):
+        if x["quic_c_preval"] is None and 0x51303030 <= x["quic_version"] < 0x51303436:
+            continue  # Google QUIC before Q046: when the address was validated is not seen
         if x["quic_c_preval"] is None:  # one direction in sight: nothing to compare
             eq(x["c_pkts"] == 0 or x["s_pkts"] == 0, True, "NULL preval with both sides seen")
             one_dir += 1
@@ -104,6 +109,53 @@ def t_quic_beside_tcp(binary, tmp):
     eq(q["s_iw_limit"] in ("ambiguous", "amplification") and q["s_iw_class"].startswith(">=IW"), True,
        "a lower bound: %s %s" % (q["s_iw_limit"], q["s_iw_class"]))
     return "tcp rows %d, quic row %s %s" % (len(by["tcp"]), q["s_iw_limit"], q["s_iw_class"])
+
+
+@test("quic-amplification-only-where-the-server-stopped")
+def t_quic_amp_not_claimed(binary, tmp):
+    """Firefox against Cloudflare, captured near the client (tshark -r F -Y quic): the server's
+    datagrams 2-4 (3600 bytes) arrive at 23.2-25.35 ms, the client's next (frame 5) at 25.59 ms
+    and the server's 6-8 (2671 bytes) at 25.79 ms, 0.2 ms later on a 23 ms round trip: sent
+    before frame 5 reached the server, so its flight went on past 3 x the client's 1357 bytes.
+    The flight counted (3 datagrams, 3600 bytes) is a lower bound; the 3x limit did not stop it:
+    ambiguous, quic_amp_limited 0, one round trip."""
+    r = quic_rows(binary, tmp, "zeek/testing_btest_Traces_quic_firefox-102.13.0esr-blog-cloudflare-com.pcap")
+    eq([(x["s_iw_limit"], x["quic_amp_limited"], x["s_iw_segs"], x["s_iw_bytes"], x["quic_hs_rtts"])
+        for x in r], [("ambiguous", 0, 3, 3600, 1)], "Cloudflare's first flight")
+    return "ambiguous >=IW3, not amplification"
+
+
+@test("quic-gquic-unread-is-null")
+def t_quic_gquic_null(binary, tmp):
+    """Google QUIC Q050's packets are not read past their long header (tshark -r
+    ndpi/quic_q50.pcap: Q050 long headers, then short ones): whether it had a Retry, 0-RTT or
+    the spin bit, and so its round trips, are unknown (NULL), not 0; a version negotiation (the
+    invariant packet, read for every version) none. T051 carries IETF QUIC's Initials: read."""
+    r = quic_rows(binary, tmp, "ndpi/quic_q50.pcap")
+    eq([(x["quic_version"], x["quic_retry"], x["quic_0rtt"], x["quic_spin"], x["quic_hs_rtts"], x["quic_vn"])
+        for x in r], [(0x51303530, None, None, None, None, 0)], "Q050")
+    r = quic_rows(binary, tmp, "ndpi/wechat.pcap")  # Q035: the public header (tshark streams 4, 6, 9)
+    eq(sorted((x["client_port"], x["quic_version"], x["handshake"], x["quic_retry"], x["quic_c_preval"],
+               x["quic_amp_limited"]) for x in r),
+       [(p, 0x51303335, "complete", None, None, None) for p in (35601, 51507, 57591)], "Q035")
+    r = quic_rows(binary, tmp, "ndpi/quic_t51.pcap")
+    eq([(x["quic_version"], x["quic_retry"], x["quic_0rtt"], x["quic_hs_rtts"]) for x in r],
+       [(0x54303531, 0, 0, 1)], "T051")
+    return "Q050: retry, 0-RTT, spin and round trips NULL; T051 read"
+
+
+@test("quic-verbose-line-says-quic", ("release", "asan"))
+def t_quic_verbose_line(binary, tmp):
+    """-v prints a line per flow with its transport after the addresses (the JSON lines have the
+    column transport): curl's QUIC connection to Google says quic, a TCP flow beside it tcp."""
+    _, out, _ = run(["--no-dpi", "-v", "-r", os.path.join(PCAPS, "quic", "curl-google.pcap"), "-r", truth_pcap(),
+                     "-o", os.path.join(tmp, "v.db")], binary, 0)
+    lines = out.splitlines()
+    eq([l for l in lines if l.startswith("172.17.0.2.34347 ")],
+       ["172.17.0.2.34347 > 64.233.166.94.443 quic complete - syn_win -/- rwnd -/- "
+        "server >=IW2 ambiguous client >=IW1 ambiguous"], "the QUIC line")
+    eq({l.split()[3] for l in lines}, {"quic", "tcp"}, "every line's transport")
+    return "%d lines" % len(lines)
 
 
 def gso_merge(src, dst, frames, jumbo=False):

@@ -2,6 +2,8 @@
 # namespaces, the server's qlog as the truth (tools/quictruth.py, tests/pcaps/quictruth), every
 # scenario at every vantage point (tests/quictruthcheck.py); and two scenarios made again live.
 # Run by tests/run.py with tests/helpers.py's names.
+import struct
+
 import quictruthcheck
 
 
@@ -53,6 +55,62 @@ def t_quictruth_conditions(binary, tmp):
     if bad:
         raise AssertionError("%d of %d:\n%s" % (len(bad), n, "\n".join(bad[:20])))
     return "%d cases, nothing false" % n
+
+
+def udp_times(pcap, client_port):
+    """[(ts_us, from_client)] of the Ethernet/IPv4/UDP datagrams of a lab capture."""
+    data = open(pcap, "rb").read()
+    out, off = [], 24
+    while off + 16 <= len(data):
+        sec, usec, cap = struct.unpack("<III", data[off:off + 12])
+        frame = data[off + 16:off + 16 + cap]
+        off += 16 + cap
+        if len(frame) >= 42 and frame[12:14] == b"\x08\x00" and frame[23] == 17:
+            ihl = (frame[14] & 15) * 4
+            sport = struct.unpack("!H", frame[14 + ihl:16 + ihl])[0]
+            out.append((sec * 1000000 + usec, sport == client_port))
+    return out
+
+
+def server_stopped(pcap, client_port):
+    """Whether the packets show the server's first flight stopped: its first datagram after the
+    client's next one came half the handshake's round trip (the client's first datagram to its
+    next) or more after the flight's last."""
+    d = udp_times(pcap, client_port)
+    first_s = next(i for i, (_, c) in enumerate(d) if not c)
+    nxt_c = next(i for i in range(first_s, len(d)) if d[i][1])
+    last_s = max(i for i in range(first_s, nxt_c) if not d[i][1])
+    later = [t for t, c in d[nxt_c:] if not c]
+    rtt = d[nxt_c][0] - d[0][0]
+    return bool(later) and (later[0] - d[last_s][0]) * 2 >= rtt
+
+
+@test("quictruth-amplification-found")
+def t_quictruth_amp_found(binary, tmp):
+    """Where the qlog says the 3x limit bound the server's first flight and the packets show
+    it stopped (its next datagram after a pause of half the handshake's round trip), iwscope
+    says so: s_iw_limit amplification, quic_amp_limited 1, the flight whole (every vantage point
+    of cert5 and cert5_rtt100). Without this, the claim could vanish unnoticed: the other
+    checks only forbid a false one."""
+    n, bad = 0, []
+    for path in sorted(glob.glob(os.path.join(PCAPS, "quictruth", "*.truth.json"))):
+        truth = json.load(open(path))
+        if not truth["amp_limited"]:
+            continue
+        for v in quictruthcheck.VANTAGES:
+            pcap = os.path.join(PCAPS, "quictruth", "%s.%s.pcap" % (truth["scenario"], v))
+            if not server_stopped(pcap, truth["client_port"]):
+                continue
+            n += 1
+            r = [x for x in quictruthcheck.analyse(binary, pcap) if x["transport"] == "quic"]
+            got = [(x["s_iw_limit"], x["quic_amp_limited"], x["s_iw_segs"], x["s_iw_bytes"]) for x in r]
+            want = [("amplification", 1, truth["first_flight"]["dgrams"], truth["first_flight"]["bytes"])]
+            if got != want:
+                bad.append("%s/%s: %s, want %s" % (truth["scenario"], v, got, want))
+    eq(n >= 6, True, "cases where the limit bound and the packets show it: %d" % n)
+    if bad:
+        raise AssertionError("\n".join(bad))
+    return "%d cases: amplification" % n
 
 
 @test("quictruth-covers")

@@ -22,6 +22,7 @@ def t_sqlite_upgrade(binary, tmp):
     new = rows(db, "SELECT * FROM flows ORDER BY flow_key")
     eq([{k: v for k, v in r.items() if k not in added} for r in new], old, "rows kept")
     eq({r["s_iw_end"] for r in new}, {None}, "evidence unknown for old rows")
+    eq({r["transport"] for r in new}, {"tcp"}, "old rows: tcp")
     run(["-q", "--no-dpi", "--probe", "again", "-r", truth_pcap(), "-o", db], binary, 0)
     eq(rows(db, "SELECT count(*) AS n FROM flows WHERE probe = 'again' AND s_iw_end IS NOT NULL")[0]["n"] > 0,
        True, "a new run's evidence")
@@ -413,6 +414,33 @@ def t_lacks(binary, tmp):
        "merged runs")
 
 
+@test("schema-5-file-upgraded-in-place", ("release", "asan"))
+def t_sqlite_upgrade_5(binary, tmp):
+    """A version-5 file (a fresh one taken back: version 5's views, without transport, and rows
+    of an older version upgraded to 5, transport NULL) is upgraded when a run appends to it: the
+    older rows read tcp, the views of first flights are made again with a row per transport,
+    the rows stay."""
+    db = analyse(binary, [truth_pcap()], tmp, ["--no-dpi", "--probe", "old"], "v5.db")
+    con = sqlite3.connect(db)
+    con.execute("DROP VIEW iw_classes")
+    con.execute("CREATE VIEW iw_classes AS SELECT s_iw_class AS iw_class, s_iw_limit AS iw_limit, "
+                "s_iw_std AS iw_std, count(*) AS flows FROM flows WHERE s_iw_class IS NOT NULL "
+                "GROUP BY s_iw_class, s_iw_limit, s_iw_std")
+    con.execute("UPDATE flows SET transport = NULL")
+    con.execute("PRAGMA user_version = 5")
+    con.commit()
+    con.close()
+    old = rows(db, "SELECT * FROM flows ORDER BY flow_key")
+    eq({r["transport"] for r in old}, {None}, "version 5's upgrade left them NULL")
+    run(["-q", "--no-dpi", "--probe", "new", "--append", "-r", os.path.join(PCAPS, "quic", "curl-google.pcap"),
+         "-o", db], binary, 0)
+    eq(rows(db, "PRAGMA user_version")[0]["user_version"], SCHEMA_VERSION, "upgraded")
+    eq(rows(db, "SELECT * FROM flows WHERE probe = 'old' ORDER BY flow_key"),
+       [dict(r, transport="tcp") for r in old], "rows kept, transport tcp")
+    got = rows(db, "SELECT transport, sum(flows) AS n FROM iw_classes GROUP BY transport ORDER BY transport")
+    eq(got, [{"transport": "quic", "n": 1}, {"transport": "tcp", "n": len(old)}], "iw_classes per transport")
+
+
 @test("schema-3-file-upgraded-in-place", ("release", "asan"))
 def t_sqlite_upgrade_3(binary, tmp):
     """A version-3 file (a fresh one taken back: versions 4's and 5's columns dropped) is upgraded when
@@ -438,7 +466,7 @@ def t_sqlite_upgrade_3(binary, tmp):
     eq(cols[-5:], NEW_RUNS_IN_4 + NEW_RUNS_IN_5, "runs' new columns last")
     got = rows(db, "SELECT * FROM flows WHERE probe = 'old' ORDER BY flow_key")
     eq([{k: v for k, v in r.items() if k not in NEW_IN_4 + NEW_IN_5} for r in got], old, "rows kept")
-    eq({r["transport"] for r in got}, {None}, "old rows: transport unknown (tcp)")
+    eq({r["transport"] for r in got}, {"tcp"}, "old rows: tcp")
     eq({r["transport"] for r in rows(db, "SELECT * FROM flows WHERE probe = 'new'")}, {"tcp"}, "new rows: tcp")
     eq({(r["c_acked_unseen"], r["s_acked_unseen"]) for r in got}, {(None, None)}, "unknown for old rows")
     eq({(r["c_acked_unseen"], r["s_acked_unseen"])

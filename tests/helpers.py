@@ -49,7 +49,7 @@ NEW_IN_5 = ["transport", "quic_version", "alpn", "quic_retry", "quic_vn", "quic_
             "quic_c_initial", "quic_c_preval", "quic_s_preval", "quic_amp_limited", "quic_hs_rtts",
             "source_file"]
 NEW_RUNS_IN_5 = ["skipped", "digest"]
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 
 class Skip(Exception):

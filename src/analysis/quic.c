@@ -73,6 +73,20 @@ static bool ietf_layout(uint32_t version)
 	return initial_salt(version) != NULL || (version >> 8) == 0xff0000u;
 }
 
+bool quic_gquic_public(const uint8_t *d, size_t cap, uint32_t *version)
+{
+	/* Google QUIC before Q046: public flags (0x80 clear, 0x01 a version follows, 0x02 a reset,
+	 * 0x08 an 8-byte connection ID; 0x0c too, as the oldest wrote it), the connection ID, the
+	 * version's four bytes ('Q035') */
+	if (cap < 13 || (d[0] & 0x83) != 0x01 || !(d[0] & 0x08))
+		return false;
+	uint32_t v = rd_be32(d + 9);
+	if (!quic_is_gquic(v) || v >= 0x51303436u) /* Q046 and later: the invariant long header */
+		return false;
+	*version = v;
+	return true;
+}
+
 bool quic_looks_long(const uint8_t *d, size_t cap)
 {
 	if (cap < 7 || !(d[0] & 0x80))

@@ -24,11 +24,17 @@ struct quic_conn {
 	bool keys;                    /* ck valid for dcid */
 	bool keys_retry;              /* ... the DCID that followed a Retry */
 	bool retry, vn, zero_rtt, spin;
+	bool gquic;                   /* Google QUIC's own packets (Q046-Q050): not read past their
+	                               * long header, so no Retry, 0-RTT or spin bit is known */
+	bool gquic_old;               /* ... before Q046 (the public header): nor when the client's
+	                               * address was validated */
 	bool validated;               /* the client sent a Handshake or 1-RTT packet */
 	bool answered;                /* the client moved off its first DCID: the server sent */
 	bool c_short;                 /* the client sent a 1-RTT packet */
 	bool hello_done;              /* sni and alpn final (found, or no longer looked for) */
-	bool amp_stall;               /* the server's first flight stopped at 3x, unvalidated */
+	bool s_went_on;               /* the server sent after its first flight closed */
+	bool s_resumed_late;          /* ... its first such datagram half the handshake's round
+	                               * trip or more after the flight's last: it had stopped */
 	uint8_t hello_tries;          /* client Initial packets looked at for the hello */
 	struct quic_keys ck;
 	uint32_t c_initial;           /* the client's first Initial datagram's bytes */
@@ -98,6 +104,13 @@ bool quicflow_client_initial(const struct pkt *p)
 
 bool quicflow_starts(const struct pkt *p, bool *client)
 {
+	uint32_t gv;
+	if (quic_gquic_public(p->payload, p->payload_cap, &gv)) {
+		/* Google QUIC's old public header: only a client's packets carry the version (a
+		 * server's version negotiation too, from the port it serves on) */
+		*client = !(server_port(p->sport) && !server_port(p->dport));
+		return true;
+	}
 	if (!quic_looks_long(p->payload, p->payload_cap))
 		return false;
 	struct quic_hdr h;
@@ -190,6 +203,14 @@ static void client_initial(struct quic_conn *q, const uint8_t *pkt, const struct
 static enum quic_type read_packets(struct quic_conn *q, const struct pkt *p, int dir)
 {
 	enum quic_type first = QUIC_SHORT;
+	uint32_t gv;
+	if ((q->gquic || !q->version) && quic_gquic_public(p->payload, p->payload_cap, &gv)) {
+		q->version = gv; /* Google QUIC before Q046: nothing after the version is read */
+		q->gquic = q->gquic_old = true;
+		return QUIC_GQUIC;
+	}
+	if (q->gquic_old && !(p->payload_len && p->payload[0] & 0x80))
+		return QUIC_SHORT; /* its packets without a version: not IETF short headers */
 	size_t pos = 0, n = p->payload_len, cap = p->payload_cap;
 	while (pos < n) {
 		struct quic_hdr h;
@@ -209,6 +230,7 @@ static enum quic_type read_packets(struct quic_conn *q, const struct pkt *p, int
 		}
 		if (h.type == QUIC_GQUIC) {
 			q->version = h.version;
+			q->gquic = true;
 			return first;
 		}
 		q->version = h.version;
@@ -261,6 +283,18 @@ static uint32_t datagrams(const struct quic_conn *q, const struct pkt *p, int di
 	return 1;
 }
 
+/* Whether datagram p comes after a pause in its sender's flight ff: half the handshake's
+ * round trip or more after the flight's last datagram (while the client's answer is still to
+ * come, half the leg seen so far: shorter at the server, so a pause is found sooner, never
+ * later). */
+static bool paused(const struct flow *f, const struct first_flight *ff, const struct pkt *p)
+{
+	int64_t rtt = flight_rtt(f), gap = (int64_t)(p->ts_us - ff_last_us(ff));
+	if (rtt <= 0)
+		rtt = flight_rtt_leg(f, 1);
+	return rtt > 0 && gap * 2 >= rtt;
+}
+
 /* The first flights, in datagrams (docs/METHOD.md "QUIC"): the client's, until the server's
  * first datagram; the server's, from its first datagram until the client's next one passes the
  * vantage point (nothing the server sent before could have been released by it) or a pause of
@@ -271,6 +305,12 @@ static void flights(struct flow *f, struct quic_conn *q, const struct pkt *p, in
 	struct first_flight *mine = dir == 0 ? &f->c.ff : &f->s.ff;
 	struct first_flight *other = dir == 0 ? &f->s.ff : &f->c.ff;
 	uint32_t len = p->payload_len;
+	if (dir == 1 && mine->state == FF_CLOSED && !q->s_went_on) {
+		/* the server's first datagram after its first flight closed: whether it had
+		 * stopped (a pause) or went on (paced, or past the 3x limit) */
+		q->s_went_on = true;
+		q->s_resumed_late = paused(f, mine, p);
+	}
 	if (other->state == FF_OPEN) { /* this datagram answers the other side's flight */
 		other->state = FF_CLOSED;
 		other->end = FF_END_TIMING;
@@ -287,10 +327,7 @@ static void flights(struct flow *f, struct quic_conn *q, const struct pkt *p, in
 	} else if (mine->state == FF_OPEN) {
 		/* the handshake's round trip, or while the client's answer is still to come the leg
 		 * seen so far (shorter at the server: a pause found sooner, never later) */
-		int64_t rtt = flight_rtt(f), gap = (int64_t)(p->ts_us - ff_last_us(mine));
-		if (rtt <= 0)
-			rtt = flight_rtt_leg(f, 1);
-		if (rtt > 0 && gap * 2 >= rtt) {
+		if (paused(f, mine, p)) {
 			mine->state = FF_CLOSED;
 			mine->end = FF_END_PAUSE;
 			ff_set_next_us(mine, p->ts_us);
@@ -383,8 +420,13 @@ void quicflow_verdict(const struct flow *f, int sender, struct ff_verdict *v)
 	v->pause_us = (int64_t)(ff_next_us(ff) - ff_last_us(ff));
 	/* the server before the client's address was validated: at most three times what it had
 	 * received (RFC 9000 8.1); a flight that ended on a full datagram where one more would
-	 * have taken it past that stopped there (not Google QUIC's, which RFC 9000 does not bind) */
+	 * have taken it past that stopped there (not Google QUIC's, which RFC 9000 does not bind),
+	 * if the server's own datagrams show it stopped: its next one came after a pause. Where
+	 * the client's datagram that ended the flight is seen before the server had it (near the
+	 * client), a server that went on (paced, or past the limit) sends its next datagram within
+	 * the pause; none in the capture: nothing shows it stopped */
 	if (sender == 1 && q->s_max_dgram && q->amp_budget && !quic_is_gquic(q->version) &&
+	    q->s_went_on && q->s_resumed_late &&
 	    q->s_last_dgram == q->s_max_dgram &&
 	    ff->bytes + q->s_max_dgram > q->amp_budget && ff->bytes <= q->amp_budget) {
 		v->limit = LIMIT_AMPLIFICATION;
@@ -404,13 +446,16 @@ void quicflow_record(const struct flow *f, struct flow_record *r)
 	if (r->handshake == HS_SYN_ONLY && q && (q->validated || q->answered) && !f->s.pkts)
 		r->handshake = HS_NO_SYNACK;
 	r->quic_version = q ? (int64_t)q->version : NULL64;
-	r->quic_retry = q ? q->retry : NULL64;
+	/* Google QUIC's packets (Q046-Q050) are not read: what they would show is unknown, not 0;
+	 * a version negotiation is IETF's invariant packet, read for every version */
+	bool read = q && !q->gquic;
+	r->quic_retry = read ? q->retry : NULL64;
 	r->quic_vn = q ? q->vn : NULL64;
-	r->quic_0rtt = q ? q->zero_rtt : NULL64;
-	r->quic_spin = q ? q->spin : NULL64;
+	r->quic_0rtt = read ? q->zero_rtt : NULL64;
+	r->quic_spin = read ? q->spin : NULL64;
 	/* what the 3x limit compares needs both directions: with one alone (a span port, an
 	 * asymmetric path) the other's bytes, and when the address was validated, are unknown */
-	bool both = q && f->c.pkts && f->s.pkts;
+	bool both = q && f->c.pkts && f->s.pkts && !q->gquic_old;
 	r->quic_c_initial = q && q->c_initial ? (int64_t)q->c_initial : NULL64;
 	r->quic_c_preval = both ? (int64_t)q->c_preval : NULL64;
 	r->quic_s_preval = both ? (int64_t)q->s_preval : NULL64;
@@ -420,8 +465,9 @@ void quicflow_record(const struct flow *f, struct flow_record *r)
 	                                                         : NULL64;
 	/* one round trip, one more for a Retry, for a version negotiation and for a server's
 	 * flight the amplification limit stopped; known once the client sent 1-RTT data and the
-	 * server's datagrams (a Retry, a version negotiation) are in sight */
-	r->quic_hs_rtts = both && q->c_short
+	 * server's datagrams (a Retry, a version negotiation) are in sight, and not for Google
+	 * QUIC's packets, whose Retry would go unseen */
+	r->quic_hs_rtts = both && read && q->c_short
 	                          ? 1 + q->retry + q->vn + (int64_t)(v.limit == LIMIT_AMPLIFICATION)
 	                          : NULL64;
 	snprintf(r->alpn, sizeof(r->alpn), "%s", q ? q->alpn : "");

@@ -41,32 +41,34 @@ static const struct report_section summary_sections[] = {
 	{ "rwnd_classes", "Receiver classes (SYN window)", DEFAULT_ROWS, {
 	  "SELECT side, rwnd_class, flows FROM rwnd_classes ORDER BY side, flows DESC, rwnd_class",
 	  NULL } },
+	/* first flights per transport (TCP's in segments, QUIC's in datagrams: one count would
+	 * mix them), TCP first */
 	{ "iw_classes", "Server initial windows (first flight of each server)", DEFAULT_ROWS, {
-	  "SELECT iw_class, iw_limit, iw_std, flows "
-	  "FROM iw_classes ORDER BY iw_limit <> 'cwnd', "
+	  "SELECT transport, iw_class, iw_limit, iw_std, flows "
+	  "FROM iw_classes ORDER BY transport DESC, iw_limit <> 'cwnd', "
 	  "CAST(ltrim(iw_class, '>=IW') AS INTEGER), iw_class, iw_limit",
-	  "SELECT iw_class, iw_limit, iw_std, flows "
-	  "FROM iw_classes ORDER BY iw_limit != 'cwnd' NULLS FIRST, " CH_BY_IW_NUMBER("iw_class")
-	  ", iw_class, iw_limit NULLS FIRST" } },
+	  "SELECT transport, iw_class, iw_limit, iw_std, flows "
+	  "FROM iw_classes ORDER BY transport DESC, iw_limit != 'cwnd' NULLS FIRST, "
+	  CH_BY_IW_NUMBER("iw_class") ", iw_class, iw_limit NULLS FIRST" } },
 	{ "client_iw_classes", "Client first flights", DEFAULT_ROWS, {
-	  "SELECT c_iw_class, c_iw_limit, count(*) AS flows FROM flows "
-	  "WHERE c_iw_class IS NOT NULL GROUP BY c_iw_class, c_iw_limit "
-	  "ORDER BY c_iw_limit <> 'cwnd', CAST(ltrim(c_iw_class, '>=IW') AS INTEGER), 1, 2",
-	  "SELECT c_iw_class, c_iw_limit, count() AS flows FROM flows FINAL "
-	  "WHERE c_iw_class IS NOT NULL GROUP BY c_iw_class, c_iw_limit "
-	  "ORDER BY c_iw_limit != 'cwnd' NULLS FIRST, " CH_BY_IW_NUMBER("c_iw_class") ", c_iw_class, "
-	  "c_iw_limit NULLS FIRST" } },
+	  "SELECT coalesce(transport, 'tcp') AS transport, c_iw_class, c_iw_limit, count(*) AS flows "
+	  "FROM flows WHERE c_iw_class IS NOT NULL GROUP BY 1, 2, 3 "
+	  "ORDER BY 1 DESC, c_iw_limit <> 'cwnd', CAST(ltrim(c_iw_class, '>=IW') AS INTEGER), 2, 3",
+	  "SELECT coalesce(transport, 'tcp') AS transport, c_iw_class, c_iw_limit, count() AS flows "
+	  "FROM flows FINAL WHERE c_iw_class IS NOT NULL GROUP BY transport, c_iw_class, c_iw_limit "
+	  "ORDER BY transport DESC, c_iw_limit != 'cwnd' NULLS FIRST, " CH_BY_IW_NUMBER("c_iw_class")
+	  ", c_iw_class, c_iw_limit NULLS FIRST" } },
 	{ "iw_limits", "Why first flights stopped", DEFAULT_ROWS, {
-	  "SELECT 'server' AS sender, s_iw_limit AS iw_limit, count(*) AS flows FROM flows "
-	  "WHERE s_iw_limit IS NOT NULL GROUP BY s_iw_limit UNION ALL "
-	  "SELECT 'client', c_iw_limit, count(*) FROM flows WHERE c_iw_limit IS NOT NULL "
-	  "GROUP BY c_iw_limit ORDER BY 1 DESC, 3 DESC, 2",
-	  "SELECT sender, iw_limit, flows FROM ("
-	  "SELECT 'server' AS sender, s_iw_limit AS iw_limit, count() AS flows FROM flows FINAL "
-	  "WHERE s_iw_limit IS NOT NULL GROUP BY s_iw_limit UNION ALL "
-	  "SELECT 'client' AS sender, c_iw_limit AS iw_limit, count() AS flows FROM flows FINAL "
-	  "WHERE c_iw_limit IS NOT NULL GROUP BY c_iw_limit) ORDER BY sender DESC, flows DESC, "
-	  "iw_limit" } },
+	  "SELECT 'server' AS sender, coalesce(transport, 'tcp') AS transport, s_iw_limit AS iw_limit, "
+	  "count(*) AS flows FROM flows WHERE s_iw_limit IS NOT NULL GROUP BY 2, 3 UNION ALL "
+	  "SELECT 'client', coalesce(transport, 'tcp'), c_iw_limit, count(*) FROM flows "
+	  "WHERE c_iw_limit IS NOT NULL GROUP BY 2, 3 ORDER BY 1 DESC, 2 DESC, 4 DESC, 3",
+	  "SELECT sender, transport, iw_limit, flows FROM ("
+	  "SELECT 'server' AS sender, coalesce(transport, 'tcp') AS transport, s_iw_limit AS iw_limit, "
+	  "count() AS flows FROM flows FINAL WHERE s_iw_limit IS NOT NULL GROUP BY transport, iw_limit "
+	  "UNION ALL SELECT 'client' AS sender, coalesce(transport, 'tcp') AS transport, "
+	  "c_iw_limit AS iw_limit, count() AS flows FROM flows FINAL WHERE c_iw_limit IS NOT NULL "
+	  "GROUP BY transport, iw_limit) ORDER BY sender DESC, transport DESC, flows DESC, iw_limit" } },
 	{ "iw_evidence", "Evidence behind the server verdicts", DEFAULT_ROWS, {
 	  "SELECT s_iw_limit, s_iw_end, s_iw_next, "
 	  "count(*) AS flows, CAST(sum(s_iw_pause_us) AS BIGINT) / nullif(count(s_iw_pause_us), 0) / 1000 "
@@ -135,20 +137,21 @@ static const struct report_section server_sections[] = {
 static const struct report_section app_sections[] = {
 	{ "iw_by_app", "Server initial windows by application", DEFAULT_ROWS, {
 	  "SELECT coalesce(app_proto, 'Unknown') AS app_proto, "
-	  "CASE WHEN " DPI_WEAK " THEN 1 ELSE 0 END AS app_weak, "
+	  "CASE WHEN " DPI_WEAK " THEN 1 ELSE 0 END AS app_weak, coalesce(transport, 'tcp') AS transport, "
 	  "s_iw_class AS iw_class, s_iw_limit AS iw_limit, count(*) AS flows, "
 	  "count(DISTINCT server_ip) AS servers FROM flows WHERE s_iw_class IS NOT NULL "
-	  "GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, s_iw_limit <> 'cwnd', 5 DESC, 3, 4",
+	  "GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 3 DESC, s_iw_limit <> 'cwnd', 6 DESC, 4, 5",
 	  "SELECT coalesce(app_proto, 'Unknown') AS app_proto, if(" CH_DPI_WEAK ", 1, 0) AS app_weak, "
-	  "s_iw_class AS iw_class, s_iw_limit AS iw_limit, count() AS flows, "
-	  "uniqExact(server_ip) AS servers FROM flows FINAL WHERE s_iw_class IS NOT NULL "
-	  "GROUP BY app_proto, app_weak, iw_class, iw_limit ORDER BY app_proto, app_weak, "
-	  "iw_limit != 'cwnd' NULLS FIRST, flows DESC, iw_class, iw_limit NULLS FIRST" } },
+	  "coalesce(transport, 'tcp') AS transport, s_iw_class AS iw_class, s_iw_limit AS iw_limit, "
+	  "count() AS flows, uniqExact(server_ip) AS servers FROM flows FINAL "
+	  "WHERE s_iw_class IS NOT NULL GROUP BY app_proto, app_weak, transport, iw_class, iw_limit "
+	  "ORDER BY app_proto, app_weak, transport DESC, iw_limit != 'cwnd' NULLS FIRST, flows DESC, "
+	  "iw_class, iw_limit NULLS FIRST" } },
 	{ "iw_by_name", "Server initial windows by server name", 50, {
-	  "SELECT server_name, iw_class, iw_limit, flows FROM iw_by_name "
-	  "ORDER BY flows DESC, 1, 2, 3",
-	  "SELECT server_name, iw_class, iw_limit, flows FROM iw_by_name "
-	  "ORDER BY flows DESC, server_name, iw_class, iw_limit NULLS FIRST" } },
+	  "SELECT server_name, transport, iw_class, iw_limit, flows FROM iw_by_name "
+	  "ORDER BY flows DESC, 1, 2 DESC, 3, 4",
+	  "SELECT server_name, transport, iw_class, iw_limit, flows FROM iw_by_name "
+	  "ORDER BY flows DESC, server_name, transport DESC, iw_class, iw_limit NULLS FIRST" } },
 	{ "rwnd_by_app", "Receiver classes by application", DEFAULT_ROWS, {
 	  "SELECT coalesce(app_proto, 'Unknown') AS app_proto, "
 	  "CASE WHEN " DPI_WEAK " THEN 1 ELSE 0 END AS app_weak, "

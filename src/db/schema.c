@@ -126,6 +126,37 @@ struct added {
 	char cols[1024]; /* ", NULL AS a, NULL AS b" */
 };
 
+/* A migration's "UPDATE t SET c = 'value' WHERE c IS NULL;" (what older rows of a column read):
+ * a column this read adds (NULL AS c) shows the value instead; one the file already has keeps
+ * its NULLs (the views coalesce them). Returns 1 when line is such an UPDATE, 0 when it is not,
+ * -1 when the value does not fit. */
+static int old_rows_value(const char *line, struct added *add, size_t nadd)
+{
+	char t[64], c[64], c2[64], value[64];
+	int at = -1;
+	if (sscanf(line, "UPDATE %63[a-z_] SET %63[a-z_0-9] = '%63[a-z0-9]' WHERE %63[a-z_0-9] IS NULL%n",
+	           t, c, value, c2, &at) != 4 || at < 0 || strcmp(line + at, ";") || strcmp(c, c2))
+		return 0;
+	for (size_t i = 0; i < nadd; i++) {
+		if (strcmp(add[i].table, t))
+			continue;
+		char was[80], now[160], *p = add[i].cols;
+		snprintf(was, sizeof(was), ", NULL AS %s", c);
+		snprintf(now, sizeof(now), ", '%s' AS %s", value, c);
+		size_t wl = strlen(was), nl = strlen(now), len = strlen(p);
+		for (char *q = strstr(p, was); q; q = strstr(q + 1, was)) {
+			if (q[wl] != '\0' && q[wl] != ',')
+				continue; /* a longer name that begins with c */
+			if (len - wl + nl >= sizeof(add[i].cols))
+				return -1;
+			memmove(q + nl, q + wl, len - (size_t)(q - p) - wl + 1);
+			memcpy(q, now, nl);
+			break;
+		}
+	}
+	return 1;
+}
+
 char *schema_read_as_upgraded_sql(int from)
 {
 	if (from < SCHEMA_OLDEST || from >= SCHEMA_VERSION)
@@ -137,7 +168,8 @@ char *schema_read_as_upgraded_sql(int from)
 		const char *m = migration(v, &n), *end = m ? m + n : NULL;
 		if (!m)
 			return NULL;
-		/* line by line: comments and blank lines, else "ALTER TABLE t ADD COLUMN c TYPE;" */
+		/* line by line: comments and blank lines, what older rows read (an UPDATE), else
+		 * "ALTER TABLE t ADD COLUMN c TYPE;" */
 		for (const char *line = m; line < end;) {
 			const char *eol = memchr(line, '\n', (size_t)(end - line));
 			size_t len = eol ? (size_t)(eol - line) : (size_t)(end - line);
@@ -149,6 +181,11 @@ char *schema_read_as_upgraded_sql(int from)
 			buf[len] = '\0';
 			line += len + 1;
 			if (buf[strspn(buf, " \t")] == '\0' || !strncmp(buf, "--", 2))
+				continue;
+			int upd = old_rows_value(buf, add, nadd);
+			if (upd < 0)
+				return NULL;
+			if (upd)
 				continue;
 			/* one word of type and nothing after it: a DEFAULT would not be NULL */
 			int at = -1;

@@ -44,9 +44,9 @@ static int lines_flow(void *self, const struct flow_record *r)
 			snprintf(sw, sizeof(sw), "%" PRId64, r->s.syn_win);
 		bool weak = r->app_proto[0] && record_dpi_weak(r->dpi_method);
 		l->weak_shown |= weak;
-		fprintf(o, "%s.%d > %s.%d %s %s%s syn_win %s/%s rwnd %s/%s server %s %s client %s %s\n",
+		fprintf(o, "%s.%d > %s.%d %s %s %s%s syn_win %s/%s rwnd %s/%s server %s %s client %s %s\n",
 		        r->client_ip, r->client_port, r->server_ip, r->server_port,
-		        classify_handshake_name((enum handshake_kind)r->handshake),
+		        r->transport == 17 ? "quic" : "tcp", classify_handshake_name((enum handshake_kind)r->handshake),
 		        r->app_proto[0] ? r->app_proto : "-", weak ? RECORD_WEAK_MARK : "", cw, sw,
 		        txt(classify_rwnd_name((enum rwnd_class)r->c.rwnd_class)),
 		        txt(classify_rwnd_name((enum rwnd_class)r->s.rwnd_class)),
