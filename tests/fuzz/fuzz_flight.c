@@ -27,8 +27,11 @@ static void check(const struct flow *f, int sender, uint64_t sent)
 			__builtin_trap();
 		return;
 	}
-	/* a flight holds at least one byte, no more than was sent, at most a segment per byte */
-	if (!v.bytes || v.bytes > sent || !v.segs || v.segs > v.bytes || !v.smss)
+	/* a flight holds at least one byte, no more than was sent, at most a segment per byte; an
+	 * exact count has a segment size (none is shown where S's packets were larger than its own
+	 * MSS: super-packets, a lower bound) */
+	if (!v.bytes || v.bytes > sent || !v.segs || v.segs > v.bytes ||
+	    (!v.smss && v.limit == LIMIT_CWND))
 		__builtin_trap();
 	if (v.limit == LIMIT_CWND && v.next != FF_NEXT_ACK && v.next != FF_NEXT_TIMER)
 		__builtin_trap();

@@ -2,7 +2,8 @@
  * datagram (its packets split as coalesced, each Initial opened with the client's and the
  * server's keys of its DCID, the frames read and the hello they carry parsed); 1, the
  * plaintext frames of an Initial (a fuzzer cannot forge an AEAD tag, so they are fed
- * directly); 2, a ClientHello handshake message. Nothing may read out of bounds (ASan), and
+ * directly); 3, Google QUIC's public header before Q046; else a ClientHello handshake
+ * message. Nothing may read out of bounds (ASan), and
  * what the parsers return must stay inside the input. */
 #include <stdlib.h>
 #include <string.h>
@@ -78,7 +79,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		datagram(data + 1, size - 1);
 	else if (data[0] == 1)
 		frames(data + 1, size - 1);
-	else {
+	else if (data[0] == 3) {
+		/* Google QUIC's public header before Q046: reads no further than its cap */
+		uint32_t v;
+		if (quic_gquic_public(data + 1, size - 1, &v) && !quic_is_gquic(v))
+			abort();
+	} else {
 		char sni[128], alpn[QUIC_ALPN_MAX];
 		quic_hello(data + 1, size - 1, sni, alpn);
 	}

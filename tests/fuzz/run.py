@@ -227,7 +227,8 @@ def names_seeds():
 def quic_seeds():
     """fuzz_quic's seeds: the first UDP datagrams of the QUIC captures in ../shared/captures
     (where present; mode 0), the ClientHello of tests/pcaps/dpi's TLS flow as a hello (mode 2)
-    and as a CRYPTO frame (mode 1)."""
+    and as a CRYPTO frame (mode 1), Google QUIC's old public header (mode 3: one made here,
+    WeChat's first where present)."""
     out = {}
     shared = os.path.join(os.path.dirname(ROOT), "shared", "captures")
     for path in sorted(glob.glob(os.path.join(shared, "*", "*quic*.pcap"))):
@@ -243,6 +244,21 @@ def quic_seeds():
             if udp is None:
                 continue
             out["%s-%d" % (os.path.basename(path), i)] = b"\x00" + ip[udp + 8:]
+    # Google QUIC's public header before Q046 (mode 3): one written here, and WeChat's
+    out["gquic-q035"] = b"\x03\x0d" + bytes(range(8)) + b"Q035" + b"\x01" + b"\x00" * 40
+    wechat = os.path.join(shared, "ndpi", "wechat.pcap")
+    if os.path.exists(wechat):
+        lt, recs = records(wechat, 2000)
+        off = {1: 14, 113: 16, 101: 0, 0: 4}.get(lt)
+        n = 0
+        for i, r in enumerate(recs):
+            ip = r[16:][off:] if off is not None else b""
+            if n >= 4 or len(ip) < 41 or ip[0] >> 4 != 4 or ip[9] != 17:
+                continue
+            pl = ip[(ip[0] & 15) * 4 + 8:]
+            if len(pl) > 13 and pl[0] & 0x83 == 0x01 and pl[0] & 0x08 and pl[9:11] == b"Q0":
+                out["wechat-%d" % i] = b"\x03" + pl
+                n += 1
     hello = suite().first_payload(os.path.join(ROOT, "tests", "pcaps", "dpi", "apps.client.pcap"), 443)
     if hello and len(hello) > 5:
         msg = hello[5:]
