@@ -135,6 +135,8 @@ struct first_flight {
 	                             * does not show as a hold on the way (a timer may have sent
 	                             * what followed it) */
 	bool time_cut : 1;              /* a time below did not fit its offset: no exact verdict */
+	bool probe_sent : 1;            /* S sent a segment below its data's end without data (a
+	                                 * keep-alive) since R's last ACK: R's answer repeats it */
 };
 
 /* A time of the flight from its offset to first_us. */

@@ -106,8 +106,8 @@ static bool in_flight1(const struct flow *f, const struct first_flight *ff, int 
 	 * to the vantage point no earlier than t(A1) + leg. */
 	int64_t leg = flight_rtt_leg(f, sender == 1 ? 1 : 0);
 	int64_t rtt = flight_rtt(f);
-	if (leg < 0)
-		leg = 0;
+	if (leg < 0 || rtt <= 0)
+		leg = 0; /* without the whole round trip no tolerance either: only what came before A1 */
 	int64_t tol = rtt > 0 ? rtt / FLIGHT_TOL_DIV : 0;
 	return (int64_t)p->ts_us < (int64_t)ff_a1_us(ff) + leg - tol;
 }
@@ -393,6 +393,9 @@ static void sender_packet(struct flow *f, struct side *s, const struct side *r, 
                           const struct pkt *p, const struct flight_opts *o)
 {
 	struct first_flight *ff = &s->ff;
+	if (s->isn_known && ff->state == FF_OPEN && p->payload_len == 0 &&
+	    !(p->flags & (TH_SYN | TH_FIN | TH_RST)) && sdiff(p->seq - (s->isn + 1), ff->snd_nxt) < 0)
+		ff->probe_sent = true; /* a keep-alive: R answers it with its last ACK again */
 	if (!s->isn_known || p->payload_len == 0)
 		return;
 	bool syn = (p->flags & TH_SYN) != 0;
@@ -483,6 +486,19 @@ static void receiver_packet(struct flow *f, struct side *s, const struct side *r
 		if (ff->rule == RULE_ECHO)
 			ff->rule = ts_negotiated(f) && !o->force_timing ? RULE_TSECR : RULE_TIMING;
 	}
+	/* A duplicate ACK (RFC 5681: no data, the same ACK and window as R's last) acknowledging
+	 * all S was seen to send: R received a segment above it, one the capture never showed
+	 * (its SACK, where R sends one, says the same below): a flight still open has a hole
+	 * where it seems to end */
+	if (ff->state == FF_OPEN && ff->snd_nxt && p->payload_len == 0 && !ff->probe_sent &&
+	    !ff->r_data_before_next && /* R's own data since, or its FIN, has ACKs of its own */
+	    r->isn_known && p->seq == r->snd_max && /* not R's keep-alive, below its own edge */
+	    (p->flags & (TH_ACK | TH_SYN | TH_FIN | TH_RST)) == TH_ACK && r->ack_seen &&
+	    r->win_known && p->ack == r->ack_max && p->win == r->last_win &&
+	    p->ack - (s->isn + 1) == ff->snd_nxt)
+		ff->loss = true;
+	if (p->flags & TH_ACK)
+		ff->probe_sent = false;
 	/* R acknowledges bytes of S the capture never showed: lost before the capture point (or
 	 * by the capture), so a flight still open has a hole */
 	if ((p->flags & TH_ACK) &&

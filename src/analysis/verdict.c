@@ -169,6 +169,10 @@ static enum ff_next next_kind(const struct flow *f, const struct first_flight *f
 	if (!ff->a1_before_next)
 		return FF_NEXT_LATE;
 	int64_t rtt = flight_rtt(f), gap = (int64_t)(ff_next_us(ff) - ff_last_us(ff));
+	if (rtt <= 0 && handshake_leg(f, 0) >= 0 && handshake_leg(f, 1) >= 0)
+		/* a SYN or SYN-ACK sent again: what the handshake took still bounds the round trip
+		 * from above, and "on the heels of the ACK" needs a bound */
+		rtt = handshake_leg(f, 0) + handshake_leg(f, 1);
 	if (rtt > 0)
 		return gap * 10 <= rtt * FLIGHT_CWND_RTTS_X10 ? FF_NEXT_ACK : FF_NEXT_LATE;
 	return ff->end == FF_END_TSECR ? FF_NEXT_ACK : FF_NEXT_LATE;
@@ -193,6 +197,18 @@ static uint16_t sender_mss_cap(const struct side *s)
 	return s->syn_seen && (s->syn.present & OPT_MSS) ? s->syn.mss : 0;
 }
 
+/* Two or more segments of a common size (1460, 1448 on Ethernet without and with timestamps;
+ * 1440, 1428 over IPv6): a TSO or GSO super-packet captured on S's host, whatever S's MSS
+ * allows (a jumbo-frame host sends its TSO chunks of a normal path's segments too). */
+static bool super_multiple(uint32_t len)
+{
+	static const uint16_t common[] = {1460, 1448, 1440, 1428};
+	for (size_t i = 0; i < sizeof(common) / sizeof(common[0]); i++)
+		if (len >= 2u * common[i] && len % common[i] == 0)
+			return true;
+	return false;
+}
+
 /* An Ethernet's MSS (1460, 1440 over IPv6), where S's own is unknown. */
 static uint16_t ethernet_mss(const struct flow *f)
 {
@@ -214,7 +230,8 @@ static uint16_t flight_smss(const struct flow *f, const struct side *s)
 		               ? ff->max_payload
 		               : m;
 	uint16_t cap = sender_mss_cap(s) ? sender_mss_cap(s) : ethernet_mss(f);
-	if (ff->max_payload > cap || (2u * ff->max_payload < cap && ff->max_payload < SMSS_GUESS_MIN))
+	if (ff->max_payload > cap || (2u * ff->max_payload < cap && ff->max_payload < SMSS_GUESS_MIN) ||
+	    super_multiple(ff->max_payload))
 		return 0;
 	if (ff->n_max >= 2 || (ff->n_max == 1 && ff->state == FF_CLOSED &&
 	                       ff->next_payload == ff->max_payload))
@@ -380,14 +397,19 @@ void flight_verdict(const struct flow *f, int sender, struct ff_verdict *v)
 	if (v->limit == LIMIT_CWND || v->limit == LIMIT_UNKNOWN || v->limit == LIMIT_NONE || !v->segs)
 		return;
 	if (!m && !ff->smss) {
-		/* no sure segment size, and the flight counted in packets: a super-packet holds
-		 * several segments, a small write less than one. No segment is larger than S's
-		 * MSS (or, where unknown, an Ethernet's or the largest packet's, a jumbo path's),
-		 * so the flight held at least its bytes over that many */
+		/* no sure segment size, and the flight counted in packets: a small write is less
+		 * than a segment (a sender counting bytes held fewer). No segment is larger than the
+		 * largest of S's MSS, an Ethernet's and the largest packet (S's SYN may understate
+		 * what S sends: a route's advmss, a SYN proxy), so the flight held at least its bytes
+		 * over that many; never more than its packets */
 		uint32_t cap = sender_mss_cap(s);
-		if (!cap)
-			cap = ff->max_payload > ethernet_mss(f) ? ff->max_payload : ethernet_mss(f);
-		v->segs = v->bytes ? (v->bytes + cap - 1u) / cap : v->segs;
+		if (cap < ethernet_mss(f))
+			cap = ethernet_mss(f);
+		if (cap < ff->max_payload)
+			cap = ff->max_payload;
+		uint32_t by = v->bytes ? (v->bytes + cap - 1u) / cap : v->segs;
+		if (by < v->segs)
+			v->segs = by;
 		return;
 	}
 	if (!m || ff->min_inside >= m)
