@@ -271,7 +271,7 @@ def t_evenly_paced(binary, tmp):
     return "%s" % got
 
 
-def _sack_past_capture(cport, sack=True):
+def _sack_past_capture(cport, sack=True, acks_after=(1, 3, 5, 7, 9)):
     """Next to the client, 50 ms round trip: the server's 10 x 1448 flight of which the capture
     misses the last two while the client got the tenth; the client ACKs every second segment
     it has, with a SACK block for what sits above its cumulative ACK; on the first ACK the
@@ -298,7 +298,7 @@ def _sack_past_capture(cport, sack=True):
             c.s(at(t), "A", i * seg, 100, opts=O(ts=(stv(75 * ms), req)), payload=b"d" * seg)
         if i != 8:
             got.add(i)
-        if i % 2 == 1:
+        if i in acks_after:
             cum = 0
             while cum in got:
                 cum += 1
@@ -343,4 +343,92 @@ def t_sack_past_capture(binary, tmp):
         eq(rc, 0, err)
         eq([r["c_iw_limit"] for r in rows(db + "3", "SELECT c_iw_limit FROM flows WHERE client_port = 1984")],
            ["app"], "keep-alive answered")
+    # without SACK, R's ACK on the out-of-order tenth the first to acknowledge the eighth's end
+    # (a delayed ACK pending): the tail lost and sent again seemed the next data; R's next ACK
+    # acknowledges bytes never captured
+    craft.write_pcap(pcap, _sack_past_capture(54003, sack=False, acks_after=(0, 2, 4, 6, 9)).out)
+    rc, out, err = run(["-q", "--no-dpi", "-r", pcap, "-o", db + "4"], binary)
+    eq(rc, 0, err)
+    eq([r["s_iw_limit"] for r in rows(db + "4", "SELECT s_iw_limit FROM flows")], ["loss"], "no duplicate ACK")
     return "loss 8, without SACK too; a keep-alive's answer no hole"
+
+
+def _jumbo_host_tso(cport, size):
+    """One direction (the server's packets from its SYN-ACK, MSS 8961: a jumbo-frame host):
+    TSO chunks of two segments of a normal path's size, 5 then, on the ACK's echo, 10."""
+    c = craft.Conn(cport=cport, sport=443, t0=1700000000.0)
+    ms, clock, O = 0.001, [0.0], craft.tcp_options
+    ctv = lambda t: 1000 + int(t / ms)
+    stv = lambda t: 90000 + int(t / ms)
+
+    def at(t):
+        d, clock[0] = t - clock[0], t
+        return d
+    c.s(at(0), "SA", -1, 0, opts=O(mss=8961, sok=True, ts=(stv(0), ctv(-25 * ms)), ws=7), win=65160)
+    seq = 0
+    for t, n, echo in ((50.3, 5, 50.2), (100.4, 10, 100.2), (150.5, 4, 150.2)):
+        for i in range(n):
+            c.s(at((t + i * 0.02) * ms), "A", seq, 100, opts=O(ts=(stv(t * ms), ctv(echo * ms))),
+                payload=b"d" * size)
+            seq += size
+    return c
+
+
+def _syn_twice_then_pause(cport, retx):
+    """A 100 ms path whose first SYN's answer took 1.05 s (sent again at 1 s): 6 segments, the
+    client's ACKs, then the application's next 12 segments 1 s later, echoing the newest ACK."""
+    c = craft.Conn(cport=cport, sport=80, t0=1700000000.0)
+    ms, clock, O = 0.001, [0.0], craft.tcp_options
+    ctv = lambda t: 1000 + int(t / ms)
+    stv = lambda t: 90000 + int(t / ms)
+
+    def at(t):
+        d, clock[0] = t - clock[0], t
+        return d
+    c.c(at(0), "S", -1, 0, opts=O(mss=1460, sok=True, ts=(ctv(0), 0), ws=7))
+    t_syn = 0
+    if retx:
+        t_syn = 1000 * ms
+        c.c(at(t_syn), "S", -1, 0, opts=O(mss=1460, sok=True, ts=(ctv(t_syn), 0), ws=7))
+    t = t_syn + 50 * ms
+    c.s(at(t), "SA", -1, 0, opts=O(mss=1460, sok=True, ts=(stv(t), ctv(t_syn)), ws=7), win=65160)
+    t += 50 * ms
+    c.c(at(t), "A", 0, 0, opts=O(ts=(ctv(t), stv(t - 50 * ms))), win=502)
+    req = ctv(t + 0.1 * ms)
+    c.c(at(t + 0.1 * ms), "PA", 0, 0, opts=O(ts=(req, stv(t - 50 * ms))), payload=b"G" * 100, win=502)
+    t0 = t + 50 * ms
+    for i in range(6):
+        c.s(at(t0 + i * 0.05 * ms), "A", i * 1448, 100, opts=O(ts=(stv(t0), req)), payload=b"d" * 1448)
+    last = None
+    for i in (1, 3, 5):
+        ta = t0 + 100 * ms + i * 0.05 * ms
+        last = ctv(ta)
+        c.c(at(ta), "A", 100, (i + 1) * 1448, opts=O(ts=(last, stv(t0))), win=502)
+    tn = t0 + 1.0
+    for k in range(6, 18):
+        c.s(at(tn + (k - 6) * 0.05 * ms), "A", k * 1448, 100, opts=O(ts=(stv(tn), last)), payload=b"e" * 1448)
+    c.c(at(tn + 100 * ms), "A", 100, 18 * 1448, opts=O(ts=(ctv(tn + 100 * ms), stv(tn))), win=502)
+    return c
+
+
+@test("unsure-sizes-and-round-trips-give-no-exact-iw", ("release", "asan"))
+def t_unsure_no_exact(binary, tmp):
+    """Two more ways a false exact IW was read (second reads of issue 27's fixes): a jumbo-frame
+    host's TSO chunks of two 1368- or 1360-byte segments (a 1380 clamp) seen in one direction read
+    IW5 for a flight of 10 segments; and after a retransmitted SYN (no round trip known) an
+    application's next data a second later read as released by the ACK: IW6 for a flight an
+    IW10 sender makes. The same connection without the SYN sent again reads app."""
+    conns = [_jumbo_host_tso(42000, 2736), _jumbo_host_tso(42001, 2720),
+             _syn_twice_then_pause(41000, True), _syn_twice_then_pause(41001, False)]
+    pcap = os.path.join(tmp, "unsure.pcap")
+    craft.write_pcap(pcap, sorted(sum((c.out for c in conns), []), key=lambda x: x[0]))
+    db = os.path.join(tmp, "unsure.db")
+    rc, out, err = run(["-q", "--no-dpi", "-r", pcap, "-o", db], binary)
+    eq(rc, 0, err)
+    got = {r["client_port"]: (r["s_iw_limit"], r["s_iw_next"]) for r in
+           rows(db, "SELECT client_port, s_iw_limit, s_iw_next FROM flows")}
+    bad = {p: g for p, g in got.items() if g[0] == "cwnd"}
+    if bad or len(got) != 4:
+        raise AssertionError("exact where nothing shows it: %s (all: %s)" % (bad, got))
+    eq((got[41000], got[41001]), (("ambiguous", "late"), ("app", "late")), "the pause after the SYN sent again")
+    return "%s" % sorted(got.items())

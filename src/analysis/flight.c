@@ -504,9 +504,16 @@ static void receiver_packet(struct flow *f, struct side *s, const struct side *r
 	if ((p->flags & TH_ACK) &&
 	    sdiff(p->ack - (s->isn + 1), ff->snd_nxt + (s->fin ? 1u : 0u)) > 0) {
 		ff->acked_unseen = true;
-		if (ff->state == FF_OPEN)
+		/* a flight still open has a hole; one just closed, on R's first ACK after it, may
+		 * have lost its tail and had it sent again as what seemed its next data */
+		if (ff->state == FF_OPEN || (ff->state == FF_CLOSED && !ff->f2_done))
 			ff->loss = true;
 	}
+	/* ... and R's first ACK after the flight acknowledging a hole the capture left in S's
+	 * data since (the side's newest): the same */
+	if ((p->flags & TH_ACK) && ff->state == FF_CLOSED && !ff->f2_done && s->hole_lo != s->hole_hi &&
+	    sdiff(p->ack, s->hole_lo) > 0)
+		ff->loss = true;
 	if (ff->state == FF_OPEN) {
 		if (!ff->a1_seen && (p->flags & TH_ACK) && sdiff(p->ack, s->isn + 1) > 0) {
 			ff->a1_seen = true;

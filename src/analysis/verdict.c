@@ -170,9 +170,10 @@ static enum ff_next next_kind(const struct flow *f, const struct first_flight *f
 		return FF_NEXT_LATE;
 	int64_t rtt = flight_rtt(f), gap = (int64_t)(ff_next_us(ff) - ff_last_us(ff));
 	if (rtt <= 0 && handshake_leg(f, 0) >= 0 && handshake_leg(f, 1) >= 0)
-		/* a SYN or SYN-ACK sent again: what the handshake took still bounds the round trip
-		 * from above, and "on the heels of the ACK" needs a bound */
-		rtt = handshake_leg(f, 0) + handshake_leg(f, 1);
+		/* a SYN or SYN-ACK sent again: no round trip is known, so nothing shows the next data
+		 * came on the heels of the ACK (what the handshake took is an upper bound, and an
+		 * application's pause within it read as released) */
+		return FF_NEXT_LATE;
 	if (rtt > 0)
 		return gap * 10 <= rtt * FLIGHT_CWND_RTTS_X10 ? FF_NEXT_ACK : FF_NEXT_LATE;
 	return ff->end == FF_END_TSECR ? FF_NEXT_ACK : FF_NEXT_LATE;
@@ -232,6 +233,11 @@ static uint16_t flight_smss(const struct flow *f, const struct side *s)
 	uint16_t cap = sender_mss_cap(s) ? sender_mss_cap(s) : ethernet_mss(f);
 	if (ff->max_payload > cap || (2u * ff->max_payload < cap && ff->max_payload < SMSS_GUESS_MIN) ||
 	    super_multiple(ff->max_payload))
+		return 0;
+	/* a jumbo-frame host: a packet above an Ethernet's MSS is one of its own full segments
+	 * (its MSS less options) or TSO chunks of a normal path's segments (1380-byte clamps
+	 * too), not a size of its own */
+	if (ff->max_payload > ethernet_mss(f) && (uint32_t)ff->max_payload + 40u < cap)
 		return 0;
 	if (ff->n_max >= 2 || (ff->n_max == 1 && ff->state == FF_CLOSED &&
 	                       ff->next_payload == ff->max_payload))
@@ -381,7 +387,10 @@ static void judge(const struct flow *f, int sender, struct ff_verdict *v)
 		/* released, or a tail held on the way for a round trip: timing cannot tell */
 		if (v->limit == LIMIT_CWND && ff->rule == RULE_TIMING && hold_possible(f, sender))
 			v->limit = LIMIT_AMBIGUOUS;
-	} else
+	} else if (v->next == FF_NEXT_LATE && flight_rtt(f) <= 0 && handshake_leg(f, 0) >= 0 &&
+	           handshake_leg(f, 1) >= 0)
+		v->limit = LIMIT_AMBIGUOUS; /* no round trip to say "much later" against (Karn) */
+	else
 		v->limit = LIMIT_APP; /* nothing more, after R's data, or much later: S stopped */
 }
 
