@@ -32,6 +32,11 @@ int64_t flight_rtt_leg(const struct flow *f, int leg)
 	 * trip" of a 140 ms path, and rule 2 kept 14 segments in a flight of 1) */
 	if (f->transport == 6 && (leg == 1 ? f->c.syn.retx : f->s.syn.retx))
 		return -1;
+	/* ... and a SYN-ACK that echoes another TSval than the SYN seen: it answered a copy the
+	 * capture missed */
+	if (f->transport == 6 && leg == 1 && (f->c.syn.present & OPT_TS) && (f->s.syn.present & OPT_TS) &&
+	    f->s.syn.tsecr != f->c.syn.tsval)
+		return -1;
 	return handshake_leg(f, leg);
 }
 
