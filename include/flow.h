@@ -128,7 +128,6 @@ struct first_flight {
 	bool one_dir : 1;               /* the receiver had sent nothing when the flight began */
 	bool next_unsure : 1;           /* the end was located by a pause that a late tail, not the
 	                             * sender, may have made: no exact verdict */
-	bool acked_unseen : 1;          /* the receiver acknowledged flight bytes never captured */
 	bool paced_end : 1;             /* S's clock shows the flight spread over ticks and no
 	                                 * pause before the next data: not the window's stop */
 	bool timer_gap : 1;             /* one direction: a silence inside the flight that S's clock

@@ -271,6 +271,17 @@ def t_evenly_paced(binary, tmp):
     return "%s" % got
 
 
+def _clocks():
+    """For a crafted connection in absolute times (seconds): at(t), the step from the last
+    packet to t, and the client's and server's 1 ms timestamp clocks."""
+    clock = [0.0]
+
+    def at(t):
+        d, clock[0] = t - clock[0], t
+        return d
+    return at, (lambda t: 1000 + int(t / 0.001)), (lambda t: 90000 + int(t / 0.001))
+
+
 def _sack_past_capture(cport, sack=True, acks_after=(1, 3, 5, 7, 9)):
     """Next to the client, 50 ms round trip: the server's 10 x 1448 flight of which the capture
     misses the last two while the client got the tenth; the client ACKs every second segment
@@ -278,14 +289,8 @@ def _sack_past_capture(cport, sack=True, acks_after=(1, 3, 5, 7, 9)):
     server retransmits the ninth and sends new data."""
     import struct
     c = craft.Conn(cport=cport, sport=443, t0=1700000000.0)
-    ms, seg, clock = 0.001, 1448, [0.0]
-    ctv = lambda t: 1000 + int(t / ms)
-    stv = lambda t: 90000 + int(t / ms)
-
-    def at(t):
-        d, clock[0] = t - clock[0], t
-        return d
-    O = craft.tcp_options
+    ms, seg, O = 0.001, 1448, craft.tcp_options
+    at, ctv, stv = _clocks()
     c.c(at(0), "S", -1, 0, opts=O(mss=1460, sok=True, ts=(ctv(0), 0), ws=7), win=64240)
     c.s(at(50 * ms), "SA", -1, 0, opts=O(mss=1460, sok=True, ts=(stv(25 * ms), ctv(0)), ws=7), win=65160)
     c.c(at(50.1 * ms), "A", 0, 0, opts=O(ts=(ctv(50.1 * ms), stv(25 * ms))), win=502)
@@ -357,13 +362,8 @@ def _jumbo_host_tso(cport, size):
     """One direction (the server's packets from its SYN-ACK, MSS 8961: a jumbo-frame host):
     TSO chunks of two segments of a normal path's size, 5 then, on the ACK's echo, 10."""
     c = craft.Conn(cport=cport, sport=443, t0=1700000000.0)
-    ms, clock, O = 0.001, [0.0], craft.tcp_options
-    ctv = lambda t: 1000 + int(t / ms)
-    stv = lambda t: 90000 + int(t / ms)
-
-    def at(t):
-        d, clock[0] = t - clock[0], t
-        return d
+    ms, O = 0.001, craft.tcp_options
+    at, ctv, stv = _clocks()
     c.s(at(0), "SA", -1, 0, opts=O(mss=8961, sok=True, ts=(stv(0), ctv(-25 * ms)), ws=7), win=65160)
     seq = 0
     for t, n, echo in ((50.3, 5, 50.2), (100.4, 10, 100.2), (150.5, 4, 150.2)):
@@ -378,13 +378,8 @@ def _syn_twice_then_pause(cport, retx, shown=True):
     """A 100 ms path whose first SYN's answer took 1.05 s (sent again at 1 s): 6 segments, the
     client's ACKs, then the application's next 12 segments 1 s later, echoing the newest ACK."""
     c = craft.Conn(cport=cport, sport=80, t0=1700000000.0)
-    ms, clock, O = 0.001, [0.0], craft.tcp_options
-    ctv = lambda t: 1000 + int(t / ms)
-    stv = lambda t: 90000 + int(t / ms)
-
-    def at(t):
-        d, clock[0] = t - clock[0], t
-        return d
+    ms, O = 0.001, craft.tcp_options
+    at, ctv, stv = _clocks()
     c.c(at(0), "S", -1, 0, opts=O(mss=1460, sok=True, ts=(ctv(0), 0), ws=7))
     t_syn = 0
     if retx:

@@ -480,6 +480,13 @@ static bool r_new_data(const struct side *r, const struct pkt *p)
 
 /* p is from R: it may be A1 for S's flight, new data or a FIN of R's own, or SACK a hole in
  * flight 1. */
+/* Whether R's acknowledgement of S's sequence ack (absolute) reaches past all the capture
+ * showed S send (its FIN included). */
+static bool past_seen(const struct side *s, uint32_t ack)
+{
+	return sdiff(ack - (s->isn + 1), s->ff.snd_nxt + (s->fin ? 1u : 0u)) > 0;
+}
+
 static void receiver_packet(struct flow *f, struct side *s, const struct side *r,
                             const struct pkt *p, const struct flight_opts *o)
 {
@@ -505,15 +512,11 @@ static void receiver_packet(struct flow *f, struct side *s, const struct side *r
 	if (p->flags & TH_ACK)
 		ff->probe_sent = false;
 	/* R acknowledges bytes of S the capture never showed: lost before the capture point (or
-	 * by the capture), so a flight still open has a hole */
-	if ((p->flags & TH_ACK) &&
-	    sdiff(p->ack - (s->isn + 1), ff->snd_nxt + (s->fin ? 1u : 0u)) > 0) {
-		ff->acked_unseen = true;
-		/* a flight still open has a hole; one just closed, on R's first ACK after it, may
-		 * have lost its tail and had it sent again as what seemed its next data */
-		if (ff->state == FF_OPEN || (ff->state == FF_CLOSED && !ff->f2_done))
-			ff->loss = true;
-	}
+	 * by the capture). A flight still open has a hole; one just closed, on R's first ACK
+	 * after it, may have lost its tail and had it sent again as what seemed its next data */
+	if ((p->flags & TH_ACK) && past_seen(s, p->ack) &&
+	    (ff->state == FF_OPEN || (ff->state == FF_CLOSED && !ff->f2_done)))
+		ff->loss = true;
 	/* ... and R's first ACK after the flight acknowledging a hole the capture left in S's
 	 * data since (the side's newest): the same */
 	if ((p->flags & TH_ACK) && ff->state == FF_CLOSED && !ff->f2_done && s->hole_lo != s->hole_hi &&
@@ -554,16 +557,11 @@ static void receiver_packet(struct flow *f, struct side *s, const struct side *r
 	 * the capture point, or by it): a flight still open has a hole where it seems to end. */
 	uint32_t fl_end = ff->state == FF_OPEN ? ff->snd_nxt : ff->fl_end;
 	for (unsigned i = 0; i < p->opt.nsack; i++) {
+		if (sdiff(p->opt.sack_left[i], p->ack) <= 0)
+			continue; /* a D-SACK, or nothing above the cumulative ACK */
 		uint32_t left = p->opt.sack_left[i] - (s->isn + 1);
-		uint32_t right = p->opt.sack_right[i] - (s->isn + 1);
-		if (sdiff(p->opt.sack_left[i], p->ack) > 0 && sdiff(left, fl_end) < 0)
+		if (sdiff(left, fl_end) < 0 || (ff->state == FF_OPEN && past_seen(s, p->opt.sack_right[i])))
 			ff->loss = true;
-		if (sdiff(p->opt.sack_left[i], p->ack) > 0 &&
-		    sdiff(right, ff->snd_nxt + (s->fin ? 1u : 0u)) > 0) {
-			ff->acked_unseen = true;
-			if (ff->state == FF_OPEN)
-				ff->loss = true;
-		}
 	}
 }
 

@@ -156,6 +156,12 @@ static void one_dir_verdict(const struct first_flight *ff, uint16_t m, struct ff
 		v->limit = LIMIT_APP;
 }
 
+/* The handshake was timed but is no round trip: a SYN or SYN-ACK sent again (Karn). */
+static bool rtt_unmeasured(const struct flow *f)
+{
+	return flight_rtt(f) <= 0 && handshake_leg(f, 0) >= 0 && handshake_leg(f, 1) >= 0;
+}
+
 /* What S's next new data came after (docs/METHOD.md "cwnd": on the heels of an ACK, within
  * about 1.5 handshake RTTs of the flight's end, before R sent new data; or a timer send). */
 static enum ff_next next_kind(const struct flow *f, const struct first_flight *ff)
@@ -169,7 +175,7 @@ static enum ff_next next_kind(const struct flow *f, const struct first_flight *f
 	if (!ff->a1_before_next)
 		return FF_NEXT_LATE;
 	int64_t rtt = flight_rtt(f), gap = (int64_t)(ff_next_us(ff) - ff_last_us(ff));
-	if (rtt <= 0 && handshake_leg(f, 0) >= 0 && handshake_leg(f, 1) >= 0)
+	if (rtt_unmeasured(f))
 		/* a SYN or SYN-ACK sent again: no round trip is known, so nothing shows the next data
 		 * came on the heels of the ACK (what the handshake took is an upper bound, and an
 		 * application's pause within it read as released) */
@@ -216,6 +222,13 @@ static uint16_t ethernet_mss(const struct flow *f)
 	return f->ip_ver == 6 ? 1440 : 1460;
 }
 
+/* The largest segment S can send as far as the capture shows: its SYN's MSS, else an
+ * Ethernet's. */
+static uint16_t sender_cap(const struct flow *f, const struct side *s)
+{
+	return sender_mss_cap(s) ? sender_mss_cap(s) : ethernet_mss(f);
+}
+
 /* The segment size a flight is counted in: R's MSS less S's options; the flight's own full
  * size where its packets are smaller (path MTU), or where R's MSS is unknown (cut, or R's SYN
  * not captured) seen twice (the first packet after the flight counts) and within what S can
@@ -230,7 +243,7 @@ static uint16_t flight_smss(const struct flow *f, const struct side *s)
 		return ff->n_max >= 2 && ff->max_payload < m && 2u * ff->max_payload >= m
 		               ? ff->max_payload
 		               : m;
-	uint16_t cap = sender_mss_cap(s) ? sender_mss_cap(s) : ethernet_mss(f);
+	uint16_t cap = sender_cap(f, s);
 	if (ff->max_payload > cap || (2u * ff->max_payload < cap && ff->max_payload < SMSS_GUESS_MIN) ||
 	    super_multiple(ff->max_payload))
 		return 0;
@@ -300,8 +313,7 @@ static void judge(const struct flow *f, int sender, struct ff_verdict *v)
 	/* the row's segment size: a flight of one size seen once still shows its own (the count
 	 * and "full" use only a size that is sure), unless larger than S can send (a super-packet
 	 * captured on S's host: unknown) */
-	uint16_t cap = sender_mss_cap(s) ? sender_mss_cap(s) : ethernet_mss(f);
-	v->smss = m ? m : ff->max_payload <= cap || !sender_mss_cap(s) ? ff->max_payload : 0;
+	v->smss = m ? m : ff->max_payload <= sender_cap(f, s) || !sender_mss_cap(s) ? ff->max_payload : 0;
 	v->rule = (enum ff_rule)ff->rule;
 	v->end = (enum ff_end)ff->end;
 	v->next = next_kind(f, ff);
@@ -387,8 +399,7 @@ static void judge(const struct flow *f, int sender, struct ff_verdict *v)
 		/* released, or a tail held on the way for a round trip: timing cannot tell */
 		if (v->limit == LIMIT_CWND && ff->rule == RULE_TIMING && hold_possible(f, sender))
 			v->limit = LIMIT_AMBIGUOUS;
-	} else if (v->next == FF_NEXT_LATE && flight_rtt(f) <= 0 && handshake_leg(f, 0) >= 0 &&
-	           handshake_leg(f, 1) >= 0)
+	} else if (v->next == FF_NEXT_LATE && rtt_unmeasured(f))
 		v->limit = LIMIT_AMBIGUOUS; /* no round trip to say "much later" against (Karn) */
 	else
 		v->limit = LIMIT_APP; /* nothing more, after R's data, or much later: S stopped */
