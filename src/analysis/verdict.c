@@ -78,6 +78,17 @@ static bool crafted(const struct side *a, const struct side *b)
 	       !((a->syn.quirks | b->syn.quirks) & Q_OPT_CUT);
 }
 
+/* The flight spread over more than the handshake's round trip, and R acknowledged none of it
+ * while it passed: no receiver stays silent that long through two full segments (RFC 5681
+ * 4.2: an ACK for at least every second one), so these are not a network's times (a crafted
+ * capture's even clock) or R's ACKs are missing; nothing shows the window stopped it. */
+static bool silent_receiver(const struct flow *f, const struct first_flight *ff)
+{
+	int64_t rtt = flight_rtt(f);
+	return rtt > 0 && ff->segs >= 2 && ff->a1_seen && ff->a1_segs >= ff->segs &&
+	       (int64_t)(ff_last_us(ff) - ff->first_us) > rtt;
+}
+
 /* The standard byte limit a flight of small packets stopped under, with segment size m: the
  * next packet would have crossed RFC 3390's, RFC 6928's or two segments' byte count while the
  * flight's packets, counted one by one, would say more segments. 0 when none. */
@@ -396,6 +407,8 @@ static void judge(const struct flow *f, int sender, struct ff_verdict *v)
 	}
 	if (v->next == FF_NEXT_ACK || v->next == FF_NEXT_TIMER) {
 		released_verdict(s, r, ff, m, by_bytes, small_inside, v);
+		if (v->limit == LIMIT_CWND && silent_receiver(f, ff))
+			v->limit = LIMIT_AMBIGUOUS;
 		/* released, or a tail held on the way for a round trip: timing cannot tell */
 		if (v->limit == LIMIT_CWND && ff->rule == RULE_TIMING && hold_possible(f, sender))
 			v->limit = LIMIT_AMBIGUOUS;
