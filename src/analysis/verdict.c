@@ -300,7 +300,7 @@ static void released_verdict(const struct side *s, const struct side *r,
 		 * its field; a flight that did not fit under it may have been R's window's */
 		if (receiver_window_floor(ff, r, s, &floor) && (uint64_t)ff->bytes + m > floor)
 			v->limit = LIMIT_AMBIGUOUS;
-		else if (crafted(s, r))
+		else if (crafted(s, r) || ff->bytes > FLIGHT_EXACT_MAX_BYTES)
 			v->limit = LIMIT_AMBIGUOUS;
 	}
 }
@@ -352,6 +352,8 @@ static void judge(const struct flow *f, int sender, struct ff_verdict *v)
 		one_dir_verdict(ff, m, v);
 		if (v->limit == LIMIT_CWND && small_inside)
 			v->limit = LIMIT_APP;
+		else if (v->limit == LIMIT_CWND && ff->bytes > FLIGHT_EXACT_MAX_BYTES)
+			v->limit = LIMIT_AMBIGUOUS;
 		return;
 	}
 	/* a pause that a held tail may have made, or timing at a round trip the sending host's
