@@ -116,9 +116,9 @@
                               * at most the round trip / 8: no hold on the way to it */
 #endif
 #ifndef FLIGHT_EXACT_MAX_BYTES
-#define FLIGHT_EXACT_MAX_BYTES (1u << 20) /* a flight larger is never cwnd: no receiver a stack
-                                           * ships opens a window that wide before its first ACK
-                                           * (64 KB to 256 KB), and the largest IWs measured are
+#define FLIGHT_EXACT_MAX_BYTES (1u << 20) /* a flight larger is never cwnd: no stack's receiver
+                                           * opens a window that wide before its first ACK by
+                                           * default (64 KB to 256 KB), and the largest IWs measured are
                                            * ~100 segments: megabytes before any ACK are a
                                            * crafted capture's */
 #endif
