@@ -268,12 +268,15 @@ struct flow {
 	bool simultaneous : 1;
 	bool roles_guessed : 1;    /* client/server chosen by ports: no SYN seen */
 	bool in_use : 1;
-	struct ip_addr c_addr, s_addr;
 	bool written : 1;          /* its row was written early (verdicts final before its end) */
 	uint8_t hs_seen : 3;       /* FT_SYN, FT_SYNACK, FT_ACK seen: a bit each */
 	bool times_wide : 1;       /* every time is in wide->us, exact: one did not fit its offset */
 	bool times_lost : 1;       /* one did not fit, and there was no memory to keep it: every
 	                            * time reads as unknown (0), whether each was seen still holds */
+	/* the client's and the server's address: IPv4's here, as on the wire (8 bytes, not 32); an
+	 * IPv6 flow's pair is in its table's pool, addr[0] its index there + 1 (read them with
+	 * flow_addr) */
+	uint32_t addr[2];
 	uint32_t lprev, lnext;     /* expiry list links: index + 1 */
 	uint64_t first_us, last_us;
 	/* FT_SYN, FT_SYNACK, FT_ACK in us after first_us (a capture's time may step back): 12
@@ -348,6 +351,9 @@ const struct syn_layout *flow_layout(const flow_table *t, const struct flow *f, 
  * to be read after. flow_remove calls it; a flow outside a table (a test's) calls it itself. */
 void flow_release(flow_table *t, struct flow *f);
 
+/* The address of f's client (end 0) or server (end 1), f open in t. */
+struct ip_addr flow_addr(const flow_table *t, const struct flow *f, int end);
+
 /* Finds the flow of p's 5-tuple (either direction); *dir = 0 when p was sent by the client. */
 struct flow *flow_lookup(flow_table *t, const struct pkt *p, int *dir);
 
@@ -357,7 +363,8 @@ struct flow *flow_lookup(flow_table *t, const struct pkt *p, int *dir);
 void flow_prefetch(flow_table *t, const struct pkt *p);
 
 /* Inserts a new flow for p's 5-tuple; src_is_client says which end is the client. Returns
- * NULL when the table is full: the caller evicts one (flow_oldest) and retries. */
+ * NULL when the table is full (or without memory for a slot, or an IPv6 flow's addresses): the
+ * caller evicts one (flow_oldest) and retries. */
 struct flow *flow_insert(flow_table *t, const struct pkt *p, bool src_is_client);
 
 /* Removes f from the table; the memory returns to the pool. */

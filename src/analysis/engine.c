@@ -330,10 +330,12 @@ int engine_packet(engine *e, int dlt, const uint8_t *data, uint32_t caplen, uint
 		return 0;
 	}
 	if (!f) {
-		f = new_flow(e, &p, handshake_src_is_client(&p));
+		bool client = handshake_src_is_client(&p);
+		f = new_flow(e, &p, client);
 		if (!f)
 			return e->failed ? -1 : 0;
-		dir = memcmp(&f->c_addr, &p.src, sizeof(p.src)) == 0 && f->c_port == p.sport ? 0 : 1;
+		/* the client's end is p's source (a packet from an end to itself: both) */
+		dir = client || (p.sport == p.dport && memcmp(&p.src, &p.dst, sizeof(p.src)) == 0) ? 0 : 1;
 	}
 	if (ts_us > f->last_us)
 		f->last_us = ts_us;

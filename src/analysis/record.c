@@ -107,8 +107,9 @@ void record_build(const flow_table *t, const struct flow *f, const char *asked_n
 {
 	r->ts_us = (int64_t)f->first_us;
 	r->ip_ver = f->ip_ver;
-	addr_text(f->ip_ver, &f->c_addr, r->client_ip, sizeof(r->client_ip));
-	addr_text(f->ip_ver, &f->s_addr, r->server_ip, sizeof(r->server_ip));
+	struct ip_addr c = flow_addr(t, f, 0), s = flow_addr(t, f, 1);
+	addr_text(f->ip_ver, &c, r->client_ip, sizeof(r->client_ip));
+	addr_text(f->ip_ver, &s, r->server_ip, sizeof(r->server_ip));
 	r->client_port = f->c_port;
 	r->server_port = f->s_port;
 	r->handshake = (uint8_t)handshake_kind(f);
