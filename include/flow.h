@@ -181,6 +181,14 @@ static inline void ff_set_next_us(struct first_flight *ff, uint64_t t)
 	ff->next_us = t;
 }
 
+/* The sequence a side skipped in the capture (valid with its isn_known): the newest hole [lo,
+ * hi) as later segments fill it, where that hole opened (mark), and what is left of older holes,
+ * all below it (unseen). All zero until the capture first skips some (flow_side_update): then
+ * out of line, in the flow's wide (flow_holes). */
+struct side_holes {
+	uint32_t lo, hi, mark, unseen;
+};
+
 /* One endpoint of a flow and everything it sent (its address and port are in struct flow,
  * next to the hash chain, so a lookup reads one cache line of the flow). */
 struct side {
@@ -191,18 +199,19 @@ struct side {
 	bool win_is_syn : 1;       /* last_win came from its SYN */
 	bool ack_seen : 1;         /* it sent a segment with ACK: ack_max valid */
 	bool syn_seen : 1;         /* its SYN (client) or SYN-ACK (server) was seen: syn valid */
+	bool holed : 1;            /* the capture skipped some of its sequence: wide->holes */
+	bool counts_wide : 1;      /* its counts passed 32 bits: wide->pkts, wide->bytes */
 	uint16_t last_win;
 	uint32_t isn;
 	uint32_t snd_max;      /* highest absolute sequence end it sent (valid with isn_known) */
 	uint32_t ack_max;      /* highest ACK it sent, absolute, in the peer's sequence space */
-	/* sequence it skipped in the capture (valid with isn_known): the newest hole [hole_lo,
-	 * hole_hi) as later segments fill it, where that hole opened (hole_mark), and what is left
-	 * of older holes, all below it (unseen) */
-	uint32_t hole_lo, hole_hi, hole_mark, unseen;
 	uint32_t last_tsval;
 	int32_t syn_off;       /* its SYN's time after the flow's first_us: read it with flow_time */
 	struct syn_info syn;
-	uint64_t pkts, bytes;  /* packets and payload bytes it sent */
+	/* packets and payload bytes it sent (flow_count_sent): 32 bits here, 8 bytes less than
+	 * 64; past that in wide (counts_wide), exact: read them with flow_pkts, flow_bytes. pkts is
+	 * nonzero once it sent anything, either way. */
+	uint32_t pkts, bytes;
 	struct first_flight ff;
 };
 
@@ -231,11 +240,14 @@ enum flow_time {
 	FT_N
 };
 
-/* What a flow holds out of line, allocated in the rare case it needs it (flow_set_time, flow_set_layout) and
- * freed with the flow (flow_release). */
+/* What a flow holds out of line, allocated in the rare case it needs it (flow_set_time,
+ * flow_set_layout, flow_count_sent, flow_side_update) and freed with the flow (flow_release).
+ * Arrays of two are the client's and the server's. */
 struct flow_wide {
 	uint64_t us[FT_N]; /* every time of the flow, exact, once one did not fit its offset */
-	struct syn_layout layout[2]; /* the client's and the server's, with SYN_LAYOUT_WIDE */
+	struct syn_layout layout[2]; /* with SYN_LAYOUT_WIDE */
+	uint64_t pkts[2], bytes[2];  /* with the side's counts_wide */
+	struct side_holes holes[2];  /* with the side's holed */
 };
 
 struct dpi_flow; /* nDPI's state, owned by dpi.c, NULL once decided */
@@ -273,6 +285,9 @@ struct flow {
 	bool times_wide : 1;       /* every time is in wide->us, exact: one did not fit its offset */
 	bool times_lost : 1;       /* one did not fit, and there was no memory to keep it: every
 	                            * time reads as unknown (0), whether each was seen still holds */
+	bool lost : 1;             /* something else did not fit inline, and there was no memory
+	                            * for wide: the row's counts, duration, acked_unseen and
+	                            * first-flight verdicts are unknown (NULL) */
 	/* the client's and the server's address: IPv4's here, as on the wire (8 bytes, not 32); an
 	 * IPv6 flow's pair is in its table's pool, addr[0] its index there + 1 (read them with
 	 * flow_addr) */
@@ -298,6 +313,46 @@ struct flow {
 	uint16_t dpi_sent;         /* payload packets handed to the DPI stage */
 	uint16_t source_file;      /* the capture file it began in (engine_opts.source_files) */
 };
+
+/* f's wide, allocated (zeroed) if it has none; NULL without memory, and f is lost. */
+struct flow_wide *flow_wide(struct flow *f);
+
+/* Which side of f sd is: 0 the client, 1 the server. */
+static inline int flow_end(const struct flow *f, const struct side *sd)
+{
+	return sd == &f->s;
+}
+
+/* The packets and payload bytes side sd of f sent. */
+static inline uint64_t flow_pkts(const struct flow *f, const struct side *sd)
+{
+	return sd->counts_wide ? f->wide->pkts[flow_end(f, sd)] : sd->pkts;
+}
+static inline uint64_t flow_bytes(const struct flow *f, const struct side *sd)
+{
+	return sd->counts_wide ? f->wide->bytes[flow_end(f, sd)] : sd->bytes;
+}
+
+void flow_count_wide(struct flow *f, struct side *sd, uint32_t len);
+
+/* Counts a packet of len payload bytes sent by side sd of f: in 32 bits, past that in wide,
+ * exact (without memory for it f is lost, and they stop at their 32-bit maximum). */
+static inline void flow_count_sent(struct flow *f, struct side *sd, uint32_t len)
+{
+	if (!sd->counts_wide && sd->pkts < UINT32_MAX && sd->bytes <= UINT32_MAX - len) {
+		sd->pkts++;
+		sd->bytes += len;
+		return;
+	}
+	flow_count_wide(f, sd, len);
+}
+
+/* The sequence side sd of f skipped in the capture (all zero: none). */
+static inline const struct side_holes *flow_holes(const struct flow *f, const struct side *sd)
+{
+	static const struct side_holes none;
+	return sd->holed ? &f->wide->holes[flow_end(f, sd)] : &none;
+}
 
 /* Whether time w of f was seen. */
 static inline bool flow_seen(const struct flow *f, enum flow_time w)
@@ -379,15 +434,16 @@ struct flow *flow_expired(flow_table *t, uint64_t now_us);
 /* The flow to evict when full: closed first, then half-open, then least recently active. */
 struct flow *flow_oldest(flow_table *t);
 
-/* Counts p, sent by sd, into sd's state (packets, bytes, last TSval and window, highest
- * sequence). Call after handshake_update and flight_update, which read the state before p. */
-void flow_side_update(struct side *sd, const struct pkt *p);
+/* Counts p, sent by side dir of f (0 the client), into that side's state (packets, bytes,
+ * last TSval and window, highest sequence, holes). Call after handshake_update and
+ * flight_update, which read the state before p. */
+void flow_side_update(struct flow *f, int dir, const struct pkt *p);
 
-/* Sequence numbers of side sd that its peer acknowledged but the capture never showed (bytes,
- * and 1 for a FIN it missed): the peer's highest ACK beyond sd's highest sequence seen, and the
- * holes below it that nothing filled. 0 when none, or when sd's ISN is unknown (no SYN or
- * SYN-ACK of it seen). */
-uint32_t flow_acked_unseen(const struct side *sd, const struct side *peer);
+/* Sequence numbers of side dir of f (0 the client) that its peer acknowledged but the capture
+ * never showed (bytes, and 1 for a FIN it missed): the peer's highest ACK beyond the side's
+ * highest sequence seen, and the holes below it that nothing filled. 0 when none, or when its
+ * ISN is unknown (no SYN or SYN-ACK of it seen). */
+uint32_t flow_acked_unseen(const struct flow *f, int dir);
 
 /* Whether the rows show packets from one side only, and that side acknowledged something of
  * the other (an unanswered SYN is not a flow seen in one direction). */

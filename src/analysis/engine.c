@@ -191,7 +191,7 @@ static int emit(engine *e, struct flow *f, enum end_reason why)
 		f->end_reason = (uint8_t)why;
 	e->one_direction += flow_one_direction(f);
 	e->syn_opts_cut += flow_syn_opts_cut(f);
-	e->acked_unseen += flow_acked_unseen(&f->c, &f->s) + (uint64_t)flow_acked_unseen(&f->s, &f->c);
+	e->acked_unseen += flow_acked_unseen(f, 0) + (uint64_t)flow_acked_unseen(f, 1);
 	int rc = write_record(e, f);
 	here_free(e, f);
 	transport_free(e, f);
@@ -355,7 +355,7 @@ int engine_packet(engine *e, int dlt, const uint8_t *data, uint32_t caplen, uint
 			f->hunt.done = true;
 		}
 	}
-	flow_side_update(dir == 0 ? &f->c : &f->s, &p);
+	flow_side_update(f, dir, &p);
 	flow_touch(e->flows, f);
 	if (e->opts.early_rows && verdicts_final(e, f)) {
 		if (write_record(e, f) != 0)

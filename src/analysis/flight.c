@@ -519,8 +519,9 @@ static void receiver_packet(struct flow *f, struct side *s, const struct side *r
 		ff->loss = true;
 	/* ... and R's first ACK after the flight acknowledging a hole the capture left in S's
 	 * data since (the side's newest): the same */
-	if ((p->flags & TH_ACK) && ff->state == FF_CLOSED && !ff->f2_done && s->hole_lo != s->hole_hi &&
-	    sdiff(p->ack, s->hole_lo) > 0)
+	const struct side_holes *h = flow_holes(f, s);
+	if ((p->flags & TH_ACK) && ff->state == FF_CLOSED && !ff->f2_done && h->lo != h->hi &&
+	    sdiff(p->ack, h->lo) > 0)
 		ff->loss = true;
 	if (ff->state == FF_OPEN) {
 		if (!ff->a1_seen && (p->flags & TH_ACK) && sdiff(p->ack, s->isn + 1) > 0) {

@@ -788,35 +788,68 @@ uint32_t flow_count(const flow_table *t) { return t->count; }
  * state of its slot (stage.c) */
 size_t flow_slot_bytes(void) { return sizeof(struct flow) + 2 * sizeof(uint32_t) + sizeof(struct dpi_state); }
 
-/* Follows the sequence sd skipped in the capture as its segment [start, end) arrives (before
- * snd_max moves): a segment beyond snd_max opens a hole (the last one left becomes unseen; a
- * pure ACK's sequence number shows what was sent before it too), one below it fills the newest
- * hole. A segment inside it keeps its lower part; the upper part
- * counts as unseen (one hole is followed: a later fill of that part is not seen). */
-static void side_holes(struct side *sd, uint32_t start, uint32_t end)
+struct flow_wide *flow_wide(struct flow *f)
 {
-	if ((int32_t)(start - sd->snd_max) > 0) {
-		sd->unseen += sd->hole_hi - sd->hole_lo;
-		sd->hole_lo = sd->hole_mark = sd->snd_max;
-		sd->hole_hi = start;
+	if (!f->wide && !(f->wide = calloc(1, sizeof(*f->wide))))
+		f->lost = true; /* no memory: what needed it is unknown, never wrong */
+	return f->wide;
+}
+
+void flow_count_wide(struct flow *f, struct side *sd, uint32_t len)
+{
+	int i = flow_end(f, sd);
+	if (!sd->counts_wide) {
+		struct flow_wide *w = flow_wide(f);
+		if (!w) { /* lost: the 32-bit counts stop at their maximum (pkts stays nonzero) */
+			sd->pkts += sd->pkts < UINT32_MAX;
+			sd->bytes = sd->bytes <= UINT32_MAX - len ? sd->bytes + len : UINT32_MAX;
+			return;
+		}
+		w->pkts[i] = sd->pkts;
+		w->bytes[i] = sd->bytes;
+		sd->counts_wide = true;
+	}
+	f->wide->pkts[i]++;
+	f->wide->bytes[i] += len;
+}
+
+/* Follows the sequence side sd of f skipped in the capture as its segment [start, end) arrives
+ * (before snd_max moves): a segment beyond snd_max opens a hole (the last one left becomes
+ * unseen; a pure ACK's sequence number shows what was sent before it too), one below it fills
+ * the newest hole. A segment inside it keeps its lower part; the upper part counts as unseen
+ * (one hole is followed: a later fill of that part is not seen). The first hole moves the
+ * side's holes to wide (all zero before: nothing for the rest to do). */
+static void side_holes(struct flow *f, struct side *sd, uint32_t start, uint32_t end)
+{
+	bool opens = (int32_t)(start - sd->snd_max) > 0;
+	if (!sd->holed) {
+		if (!opens || !flow_wide(f))
+			return;
+		sd->holed = true;
+	}
+	struct side_holes *h = &f->wide->holes[flow_end(f, sd)];
+	if (opens) {
+		h->unseen += h->hi - h->lo;
+		h->lo = h->mark = sd->snd_max;
+		h->hi = start;
 		return;
 	}
-	if (end == start || sd->hole_lo == sd->hole_hi || (int32_t)(end - sd->hole_lo) <= 0 ||
-	    (int32_t)(start - sd->hole_hi) >= 0)
+	if (end == start || h->lo == h->hi || (int32_t)(end - h->lo) <= 0 ||
+	    (int32_t)(start - h->hi) >= 0)
 		return;
-	if ((int32_t)(start - sd->hole_lo) <= 0) {
-		sd->hole_lo = (int32_t)(end - sd->hole_hi) >= 0 ? sd->hole_hi : end;
+	if ((int32_t)(start - h->lo) <= 0) {
+		h->lo = (int32_t)(end - h->hi) >= 0 ? h->hi : end;
 	} else {
-		if ((int32_t)(end - sd->hole_hi) < 0)
-			sd->unseen += sd->hole_hi - end;
-		sd->hole_hi = start;
+		if ((int32_t)(end - h->hi) < 0)
+			h->unseen += h->hi - end;
+		h->hi = start;
 	}
 }
 
-void flow_side_update(struct side *sd, const struct pkt *p)
+void flow_side_update(struct flow *f, int dir, const struct pkt *p)
 {
-	sd->pkts++;
-	sd->bytes += p->payload_len;
+	struct side *sd = dir == 0 ? &f->c : &f->s;
+	flow_count_sent(f, sd, p->payload_len);
 	if (p->opt.present & OPT_TS) {
 		sd->last_tsval = p->opt.tsval;
 		sd->ts_seen = true;
@@ -826,7 +859,7 @@ void flow_side_update(struct side *sd, const struct pkt *p)
 	sd->win_is_syn = (p->flags & TH_SYN) != 0;
 	if (sd->isn_known) {
 		uint32_t end = p->seq + p->payload_len + ((p->flags & (TH_SYN | TH_FIN)) ? 1 : 0);
-		side_holes(sd, p->seq, end);
+		side_holes(f, sd, p->seq, end);
 		if ((int32_t)(end - sd->snd_max) > 0)
 			sd->snd_max = end;
 	}
@@ -837,8 +870,9 @@ void flow_side_update(struct side *sd, const struct pkt *p)
 	}
 }
 
-uint32_t flow_acked_unseen(const struct side *sd, const struct side *peer)
+uint32_t flow_acked_unseen(const struct flow *f, int dir)
 {
+	const struct side *sd = dir == 0 ? &f->c : &f->s, *peer = dir == 0 ? &f->s : &f->c;
 	if (!sd->isn_known || !peer->ack_seen)
 		return 0;
 	/* an ACK behind sd's ISN belongs to nothing sd sent (a stray or an earlier connection) */
@@ -849,10 +883,11 @@ uint32_t flow_acked_unseen(const struct side *sd, const struct side *peer)
 	if (d > 0)
 		n += (uint32_t)d;
 	/* the holes: the newest as far as the ACK covers it, older ones once it passed them */
-	if (sd->hole_lo != sd->hole_hi && (int32_t)(ack - sd->hole_lo) > 0)
-		n += (int32_t)(ack - sd->hole_hi) >= 0 ? sd->hole_hi - sd->hole_lo : ack - sd->hole_lo;
-	if (sd->unseen && (int32_t)(ack - sd->hole_mark) >= 0)
-		n += sd->unseen;
+	const struct side_holes *h = flow_holes(f, sd);
+	if (h->lo != h->hi && (int32_t)(ack - h->lo) > 0)
+		n += (int32_t)(ack - h->hi) >= 0 ? h->hi - h->lo : ack - h->lo;
+	if (h->unseen && (int32_t)(ack - h->mark) >= 0)
+		n += h->unseen;
 	return n;
 }
 

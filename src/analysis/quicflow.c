@@ -366,8 +366,7 @@ bool quicflow_update(struct flow *f, const struct pkt *p, int dir)
 		flow_set_time(f, FT_SYNACK, 0);
 		flow_set_time(f, FT_ACK, 0);
 		q->c_preval = 0;
-		sd->pkts++;
-		sd->bytes += p->payload_len;
+		flow_count_sent(f, sd, p->payload_len);
 		return true;
 	}
 	if (dir == 0 && !flow_seen(f, FT_SYN))
@@ -383,8 +382,7 @@ bool quicflow_update(struct flow *f, const struct pkt *p, int dir)
 		else
 			q->s_preval += p->payload_len;
 	}
-	sd->pkts++;
-	sd->bytes += p->payload_len;
+	flow_count_sent(f, sd, p->payload_len);
 	return true;
 }
 
@@ -407,10 +405,11 @@ void quicflow_verdict(const struct flow *f, int sender, struct ff_verdict *v)
 		return;
 	}
 	v->rule = RULE_TIMING;
-	if (ff->state != FF_CLOSED || ff->time_cut) {
+	if (ff->state != FF_CLOSED || ff->time_cut || f->lost) {
 		/* nothing ended it here: the peer's datagrams are not in the capture (one
 		 * direction), or nothing followed; no verdict, however many datagrams it had (nor
-		 * for a flight whose times passed their 32-bit offsets) */
+		 * for a flight whose times passed their 32-bit offsets, or whose flow lost what did
+		 * not fit inline) */
 		v->limit = LIMIT_UNKNOWN;
 		return;
 	}
@@ -461,13 +460,14 @@ void quicflow_record(const struct flow *f, struct flow_record *r)
 	r->quic_s_preval = both ? (int64_t)q->s_preval : NULL64;
 	struct ff_verdict v;
 	quicflow_verdict(f, 1, &v);
-	r->quic_amp_limited = both && f->s.ff.state == FF_CLOSED ? v.limit == LIMIT_AMPLIFICATION
-	                                                         : NULL64;
+	r->quic_amp_limited = both && f->s.ff.state == FF_CLOSED && !f->lost
+	                              ? v.limit == LIMIT_AMPLIFICATION
+	                              : NULL64;
 	/* one round trip, one more for a Retry, for a version negotiation and for a server's
 	 * flight the amplification limit stopped; known once the client sent 1-RTT data and the
 	 * server's datagrams (a Retry, a version negotiation) are in sight, and not for Google
 	 * QUIC's packets, whose Retry would go unseen */
-	r->quic_hs_rtts = both && read && q->c_short
+	r->quic_hs_rtts = both && read && q->c_short && !f->lost
 	                          ? 1 + q->retry + q->vn + (int64_t)(v.limit == LIMIT_AMPLIFICATION)
 	                          : NULL64;
 	snprintf(r->alpn, sizeof(r->alpn), "%s", q ? q->alpn : "");

@@ -49,8 +49,8 @@ static void side_syn_record(const flow_table *t, const struct flow *f, int dir,
 		r->olayout[0] = '\0';
 	r->rwnd_class = (uint8_t)(seen ? classify_rwnd_class(si->win, (si->present & OPT_MSS) ? si->mss : 0)
 	                               : RWND_NULL);
-	r->pkts = (int64_t)sd->pkts;
-	r->bytes = (int64_t)sd->bytes;
+	r->pkts = f->lost ? NULL64 : (int64_t)flow_pkts(f, sd);
+	r->bytes = f->lost ? NULL64 : (int64_t)flow_bytes(f, sd);
 }
 
 /* The verdict on a first flight and its evidence, and its labels (classify_flight). */
@@ -126,9 +126,9 @@ void record_build(const flow_table *t, const struct flow *f, const char *asked_n
 	side_syn_record(t, f, 1, &r->s);
 	side_flight_record(f, 0, &r->c);
 	side_flight_record(f, 1, &r->s);
-	r->c.acked_unseen = flow_acked_unseen(&f->c, &f->s);
-	r->s.acked_unseen = flow_acked_unseen(&f->s, &f->c);
-	r->duration_us = (int64_t)(f->last_us - f->first_us);
+	r->c.acked_unseen = f->lost ? NULL64 : flow_acked_unseen(f, 0);
+	r->s.acked_unseen = f->lost ? NULL64 : flow_acked_unseen(f, 1);
+	r->duration_us = f->lost ? NULL64 : (int64_t)(f->last_us - f->first_us);
 	r->end_reason = f->end_reason;
 	r->dpi_method = RDPI_OFF;
 	r->app_proto[0] = r->app_category[0] = '\0';

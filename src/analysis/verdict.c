@@ -301,7 +301,8 @@ static void judge(const struct flow *f, int sender, struct ff_verdict *v)
 	const struct first_flight *ff = &s->ff;
 	memset(v, 0, sizeof(*v));
 	v->pause_us = -1;
-	if (f->roles_guessed || !s->isn_known) {
+	/* no handshake; or what the flight needed out of line was not kept (no memory) */
+	if (f->roles_guessed || !s->isn_known || f->lost) {
 		v->limit = LIMIT_UNKNOWN;
 		return;
 	}
