@@ -74,12 +74,16 @@ enum ff_next {
 /* One sender's first flight (docs/METHOD.md). Sequence numbers are relative to the sender's
  * ISN + 1. */
 struct first_flight {
-	uint64_t first_us;          /* first flight-1 packet at the vantage point */
-	uint64_t next_us;           /* first new data after the flight (valid once closed): any
-	                             * time later, an idle connection's next data hours on */
-	/* the flight's own times, in us after first_us (set only once it is; a capture's time may
-	 * step back): 8 bytes less a side than two uint64_t. Read and set them with ff_last_us and
-	 * ff_a1_us, which saturate past +-35 minutes and then mark time_cut. */
+	/* its first packet at the vantage point, in us after the flow's first_us, and the first new
+	 * data after the flight (valid once closed: any time later, an idle connection's next data
+	 * hours on) in us after that: 8 bytes less a side than two uint64_t. Read and set them with
+	 * ff_first_us and ff_next_us: one that does not fit goes to the flow's wide, exact
+	 * (first_wide, next_wide). */
+	int32_t first_off;
+	int32_t next_off;
+	/* the flight's own times, in us after its first packet (set only once it is; a capture's
+	 * time may step back): read and set them with ff_last_us and ff_a1_us, which saturate past
+	 * +-35 minutes and then mark time_cut. */
 	int32_t last_off;           /* last flight-1 packet */
 	int32_t a1_off;             /* first ACK of this sender's data from the receiver */
 	uint32_t bytes;             /* new payload bytes in flight 1 */
@@ -136,50 +140,9 @@ struct first_flight {
 	bool time_cut : 1;              /* a time below did not fit its offset: no exact verdict */
 	bool probe_sent : 1;            /* S sent a segment below its data's end without data (a
 	                                 * keep-alive) since R's last ACK: R's answer repeats it */
+	bool first_wide : 1;            /* its first packet's time is in the flow's wide */
+	bool next_wide : 1;             /* ... and the next data's */
 };
-
-/* A time of the flight from its offset to first_us. */
-static inline uint64_t ff_time(const struct first_flight *ff, int32_t off)
-{
-	return ff->first_us + (uint64_t)(int64_t)off;
-}
-static inline uint64_t ff_last_us(const struct first_flight *ff)
-{
-	return ff_time(ff, ff->last_off);
-}
-static inline uint64_t ff_a1_us(const struct first_flight *ff)
-{
-	return ff_time(ff, ff->a1_off);
-}
-static inline uint64_t ff_next_us(const struct first_flight *ff)
-{
-	return ff->next_us;
-}
-
-/* The offset of time t (first_us set before), saturating: a flight (or its first ACK) over
- * 35 minutes long, or a capture's clock stepping back as far, marks time_cut (its times are
- * bounds, not exact). */
-static inline int32_t ff_offset(struct first_flight *ff, uint64_t t)
-{
-	int64_t d = (int64_t)(t - ff->first_us);
-	if (d > INT32_MAX || d < INT32_MIN) {
-		ff->time_cut = true;
-		return d > 0 ? INT32_MAX : INT32_MIN;
-	}
-	return (int32_t)d;
-}
-static inline void ff_set_last_us(struct first_flight *ff, uint64_t t)
-{
-	ff->last_off = ff_offset(ff, t);
-}
-static inline void ff_set_a1_us(struct first_flight *ff, uint64_t t)
-{
-	ff->a1_off = ff_offset(ff, t);
-}
-static inline void ff_set_next_us(struct first_flight *ff, uint64_t t)
-{
-	ff->next_us = t;
-}
 
 /* The sequence a side skipped in the capture (valid with its isn_known): the newest hole [lo,
  * hi) as later segments fill it, where that hole opened (mark), and what is left of older holes,
@@ -206,7 +169,6 @@ struct side {
 	uint32_t snd_max;      /* highest absolute sequence end it sent (valid with isn_known) */
 	uint32_t ack_max;      /* highest ACK it sent, absolute, in the peer's sequence space */
 	uint32_t last_tsval;
-	int32_t syn_off;       /* its SYN's time after the flow's first_us: read it with flow_time */
 	struct syn_info syn;
 	/* packets and payload bytes it sent (flow_count_sent): 32 bits here, 8 bytes less than
 	 * 64; past that in wide (counts_wide), exact: read them with flow_pkts, flow_bytes. pkts is
@@ -236,7 +198,8 @@ enum flow_time {
 	FT_SYNACK,  /* the server's first SYN-ACK */
 	FT_ACK,     /* the client's segment completing the handshake */
 	FT_C_SYN,   /* what the client's syn_info was taken from: its first SYN (= FT_SYN) */
-	FT_S_SYN,   /* ... and the server's: its SYN-ACK, or its SYN in a simultaneous open */
+	FT_S_SYN,   /* ... and the server's: its SYN-ACK (= FT_SYNACK), or its SYN in a
+	             * simultaneous open */
 	FT_N
 };
 
@@ -246,6 +209,8 @@ enum flow_time {
 struct flow_wide {
 	uint64_t us[FT_N]; /* every time of the flow, exact, once one did not fit its offset */
 	struct syn_layout layout[2]; /* with SYN_LAYOUT_WIDE */
+	uint64_t last_us;            /* with last_wide */
+	uint64_t ff_first_us[2], ff_next_us[2]; /* with the first flight's first_wide, next_wide */
 	uint64_t pkts[2], bytes[2];  /* with the side's counts_wide */
 	struct side_holes holes[2];  /* with the side's holed */
 };
@@ -285,6 +250,7 @@ struct flow {
 	bool times_wide : 1;       /* every time is in wide->us, exact: one did not fit its offset */
 	bool times_lost : 1;       /* one did not fit, and there was no memory to keep it: every
 	                            * time reads as unknown (0), whether each was seen still holds */
+	bool last_wide : 1;        /* the last packet's time is in wide->last_us */
 	bool lost : 1;             /* something else did not fit inline, and there was no memory
 	                            * for wide: the row's counts, duration, acked_unseen and
 	                            * first-flight verdicts are unknown (NULL) */
@@ -293,10 +259,14 @@ struct flow {
 	 * flow_addr) */
 	uint32_t addr[2];
 	uint32_t lprev, lnext;     /* expiry list links: index + 1 */
-	uint64_t first_us, last_us;
-	/* FT_SYN, FT_SYNACK, FT_ACK in us after first_us (a capture's time may step back): 12
-	 * bytes less than three uint64_t. Read and set them with flow_time and flow_set_time, which
-	 * keep a time that does not fit in wide, exact. */
+	uint64_t first_us;         /* its first packet */
+	/* its last packet (the latest time seen), in us after first_us: read it with
+	 * flow_last_us; 71 minutes fit, a flow longer than that keeps it in wide (last_wide) */
+	uint32_t last_off;
+	/* FT_SYN, FT_SYNACK, FT_ACK in us after first_us (a capture's time may step back); FT_C_SYN
+	 * and FT_S_SYN share FT_SYN's and FT_SYNACK's, the same times but in a simultaneous open:
+	 * 28 bytes less than five uint64_t. Read and set them with flow_time and flow_set_time,
+	 * which keep a time that does not fit (or does not share) in wide, exact. */
 	int32_t hs_off[3];
 	uint32_t dpi_idx;          /* its nDPI state in the table's pool (flow_dpi_state), + 1; 0 =
 	                            * none */
@@ -371,7 +341,7 @@ static inline uint64_t flow_time(const struct flow *f, enum flow_time w)
 		return 0;
 	if (f->times_wide)
 		return f->wide->us[w];
-	int32_t off = w == FT_C_SYN ? f->c.syn_off : w == FT_S_SYN ? f->s.syn_off : f->hs_off[w];
+	int32_t off = f->hs_off[w == FT_C_SYN ? FT_SYN : w == FT_S_SYN ? FT_SYNACK : w];
 	return f->first_us + (uint64_t)(int64_t)off;
 }
 
@@ -383,9 +353,86 @@ static inline uint64_t flow_syn_time(const struct flow *f, const struct side *sd
 
 /* Sets time w of f to t (f->first_us set before), 0 = not seen. A time more than 35 minutes
  * from first_us (a handshake long after the flow's first packet, a capture's clock stepping
- * back) moves every time of f to f->wide, exact; without memory for it they read as unknown
- * (times_lost). */
+ * back), or another than the one it shares an offset with (a simultaneous open's), moves every
+ * time of f to f->wide, exact; without memory for it they read as unknown (times_lost). */
 void flow_set_time(struct flow *f, enum flow_time w, uint64_t t);
+
+/* The time of f's last packet (the latest seen). */
+static inline uint64_t flow_last_us(const struct flow *f)
+{
+	return f->last_wide ? f->wide->last_us : f->first_us + f->last_off;
+}
+
+void flow_set_last_wide(struct flow *f, uint64_t t);
+
+/* A packet of f at time t: its last packet's time, if later than the latest so far (never
+ * before first_us). */
+static inline void flow_saw(struct flow *f, uint64_t t)
+{
+	if (t <= flow_last_us(f))
+		return;
+	uint64_t d = t - f->first_us;
+	if (!f->last_wide && d <= UINT32_MAX)
+		f->last_off = (uint32_t)d;
+	else
+		flow_set_last_wide(f, t);
+}
+
+/* The first flight ff of f (f->c.ff or f->s.ff): its first packet's time, and the first new data
+ * after it (valid once closed). */
+static inline uint64_t ff_first_us(const struct flow *f, const struct first_flight *ff)
+{
+	if (ff->first_wide)
+		return f->wide->ff_first_us[ff == &f->s.ff];
+	return f->first_us + (uint64_t)(int64_t)ff->first_off;
+}
+static inline uint64_t ff_next_us(const struct flow *f, const struct first_flight *ff)
+{
+	if (ff->next_wide)
+		return f->wide->ff_next_us[ff == &f->s.ff];
+	return ff_first_us(f, ff) + (uint64_t)(int64_t)ff->next_off;
+}
+
+/* A time of the flight from its offset to its first packet's. */
+static inline uint64_t ff_time(const struct flow *f, const struct first_flight *ff, int32_t off)
+{
+	return ff_first_us(f, ff) + (uint64_t)(int64_t)off;
+}
+static inline uint64_t ff_last_us(const struct flow *f, const struct first_flight *ff)
+{
+	return ff_time(f, ff, ff->last_off);
+}
+static inline uint64_t ff_a1_us(const struct flow *f, const struct first_flight *ff)
+{
+	return ff_time(f, ff, ff->a1_off);
+}
+
+/* Sets the time of ff's first packet (when it opens) and of the next new data after it (as it
+ * closes): an offset where it fits, else in f's wide, exact (without memory for that f is lost:
+ * no verdict). */
+void ff_set_first_us(struct flow *f, struct first_flight *ff, uint64_t t);
+void ff_set_next_us(struct flow *f, struct first_flight *ff, uint64_t t);
+
+/* The offset of time t from ff's first packet, saturating: a flight (or its first ACK) over
+ * 35 minutes long, or a capture's clock stepping back as far, marks time_cut (its times are
+ * bounds, not exact). */
+static inline int32_t ff_offset(const struct flow *f, struct first_flight *ff, uint64_t t)
+{
+	int64_t d = (int64_t)(t - ff_first_us(f, ff));
+	if (d > INT32_MAX || d < INT32_MIN) {
+		ff->time_cut = true;
+		return d > 0 ? INT32_MAX : INT32_MIN;
+	}
+	return (int32_t)d;
+}
+static inline void ff_set_last_us(const struct flow *f, struct first_flight *ff, uint64_t t)
+{
+	ff->last_off = ff_offset(f, ff, t);
+}
+static inline void ff_set_a1_us(const struct flow *f, struct first_flight *ff, uint64_t t)
+{
+	ff->a1_off = ff_offset(f, ff, t);
+}
 
 typedef struct flow_table flow_table;
 

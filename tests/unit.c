@@ -361,7 +361,7 @@ static void test_flow_table(void)
 		struct flow *f = flow_insert(t, &p, true);
 		CHECK(f != NULL);
 		if (f)
-			f->last_us = i;
+			flow_saw(f, i);
 	}
 	CHECK_EQ_INT(flow_count(t), 16);
 	p.sport = 2000;

@@ -562,17 +562,43 @@ static void handshake_cases(void)
  * no exact verdict. */
 static void flight_time_offsets(void)
 {
-	struct first_flight ff;
-	memset(&ff, 0, sizeof(ff));
-	ff.first_us = T0;
-	ff_set_last_us(&ff, T0 - 5);
-	ff_set_next_us(&ff, T0 + 35 * 60000 * MS);
-	CHECK_EQ_INT(ff_last_us(&ff), T0 - 5);
-	CHECK_EQ_INT(ff_next_us(&ff), T0 + 35 * 60000 * MS);
-	CHECK(!ff.time_cut);
-	ff_set_a1_us(&ff, T0 + 36 * 60000 * MS);
-	CHECK(ff.time_cut);
-	CHECK_EQ_INT(ff_a1_us(&ff), T0 + INT32_MAX);
+	struct flow fl;
+	memset(&fl, 0, sizeof(fl));
+	fl.first_us = T0 - 1000;
+	struct first_flight *ff = &fl.s.ff;
+	ff_set_first_us(&fl, ff, T0);
+	CHECK(!ff->first_wide);
+	CHECK_EQ_INT(ff_first_us(&fl, ff), T0);
+	ff_set_last_us(&fl, ff, T0 - 5);
+	ff_set_next_us(&fl, ff, T0 + 35 * 60000 * MS);
+	CHECK(!ff->next_wide && !fl.wide);
+	CHECK_EQ_INT(ff_last_us(&fl, ff), T0 - 5);
+	CHECK_EQ_INT(ff_next_us(&fl, ff), T0 + 35 * 60000 * MS);
+	CHECK(!ff->time_cut);
+	ff_set_a1_us(&fl, ff, T0 + 36 * 60000 * MS);
+	CHECK(ff->time_cut);
+	CHECK_EQ_INT(ff_a1_us(&fl, ff), T0 + INT32_MAX);
+	/* the flight's first packet and its next data are offsets from the flow's first packet and
+	 * from the flight's: past +-35 minutes they are kept out of line, exact */
+	ff_set_next_us(&fl, ff, T0 + 40 * 60000 * MS);
+	CHECK(ff->next_wide && fl.wide);
+	CHECK_EQ_INT(ff_next_us(&fl, ff), T0 + 40 * 60000 * MS);
+	ff_set_next_us(&fl, ff, T0 - (uint64_t)INT32_MAX - 1); /* the edge: fits */
+	CHECK(!ff->next_wide);
+	CHECK_EQ_INT(ff_next_us(&fl, ff), T0 - (uint64_t)INT32_MAX - 1);
+	struct first_flight *cf = &fl.c.ff;
+	uint64_t back = T0 - 1000 - 2 * 3600 * 1000 * MS; /* two hours before the flow's first */
+	ff_set_first_us(&fl, cf, back);
+	CHECK(cf->first_wide && !ff->first_wide);
+	CHECK_EQ_INT(ff_first_us(&fl, cf), back);
+	CHECK_EQ_INT(ff_first_us(&fl, ff), T0);
+	ff_set_last_us(&fl, cf, back + 7);
+	ff_set_next_us(&fl, cf, back + 10);
+	CHECK(!cf->next_wide && !cf->time_cut);
+	CHECK_EQ_INT(ff_last_us(&fl, cf), back + 7);
+	CHECK_EQ_INT(ff_next_us(&fl, cf), back + 10);
+	CHECK(!fl.lost);
+	flow_release(layouts(), &fl);
 	/* an idle connection's next data 40 minutes on: its time is kept whole, the flight's app */
 	struct conn c;
 	handshake(&c, true, 100, 30 * MS);
@@ -586,6 +612,8 @@ static void flight_time_offsets(void)
 	flight_verdict(&c.f, 1, &v);
 	CHECK_EQ_INT(v.limit, LIMIT_APP);
 	CHECK_EQ_INT(v.pause_us, 40 * 60000 * MS - (31 * MS + 60));
+	CHECK(c.f.s.ff.next_wide);
+	flow_release(layouts(), &c.f);
 	/* the first ACK of the flight 36 minutes on (a capture that missed the others): cut */
 	handshake(&c, true, 100, 30 * MS);
 	data(&c, 0, 30 * MS + 200, 100, 0);
@@ -597,6 +625,7 @@ static void flight_time_offsets(void)
 	flight_verdict(&c.f, 1, &v);
 	CHECK_EQ_INT(v.limit, LIMIT_AMBIGUOUS);
 	CHECK_EQ_INT(v.pause_us, -1);
+	flow_release(layouts(), &c.f);
 }
 
 static void verdict_fields(void)

@@ -260,6 +260,58 @@ static void times_far_from_the_first_packet(void)
 	CHECK(!flow_seen(&f, FT_SYN) && !f.c.syn_seen);
 	CHECK_EQ_INT(handshake_kind(&f), HS_NONE);
 	flow_release(layouts(), &f);
+	/* a SYN and its SYN-ACK share their offsets with the sides' SYN times: one offset each,
+	 * nothing out of line */
+	three_way(&f);
+	CHECK(!f.times_wide && !f.wide);
+	CHECK_EQ_INT(flow_time(&f, FT_C_SYN), flow_time(&f, FT_SYN));
+	CHECK_EQ_INT(flow_time(&f, FT_S_SYN), flow_time(&f, FT_SYNACK));
+	CHECK(flow_time(&f, FT_SYN) != flow_time(&f, FT_SYNACK));
+	flow_release(layouts(), &f);
+	/* one of a pair set to another time than the other (here by hand): both exact */
+	fresh(&f);
+	flow_set_time(&f, FT_SYN, T0 + 5);
+	flow_set_time(&f, FT_C_SYN, T0 + 5);
+	CHECK(!f.times_wide);
+	flow_set_time(&f, FT_C_SYN, T0 + 6);
+	CHECK(f.times_wide);
+	CHECK_EQ_INT(flow_time(&f, FT_SYN), T0 + 5);
+	CHECK_EQ_INT(flow_time(&f, FT_C_SYN), T0 + 6);
+	flow_release(layouts(), &f);
+	/* the one set first no longer seen: the other takes the offset alone */
+	fresh(&f);
+	flow_set_time(&f, FT_SYNACK, T0 + 5);
+	flow_set_time(&f, FT_SYNACK, 0);
+	flow_set_time(&f, FT_S_SYN, T0 + 9);
+	CHECK(!f.times_wide);
+	CHECK_EQ_INT(flow_time(&f, FT_S_SYN), T0 + 9);
+	CHECK_EQ_INT(flow_time(&f, FT_SYNACK), 0);
+}
+
+/* The flow's last packet time is a 32-bit offset from its first (71 minutes); a flow that goes
+ * on longer keeps it in wide, exact; a time before the latest changes nothing. */
+static void last_packet_time(void)
+{
+	struct flow f;
+	fresh(&f);
+	CHECK_EQ_INT(flow_last_us(&f), T0);
+	flow_saw(&f, T0 + 100);
+	CHECK_EQ_INT(flow_last_us(&f), T0 + 100);
+	flow_saw(&f, T0 + 50); /* a clock stepping back */
+	CHECK_EQ_INT(flow_last_us(&f), T0 + 100);
+	flow_saw(&f, T0 + UINT32_MAX);
+	CHECK(!f.last_wide && !f.wide);
+	CHECK_EQ_INT(flow_last_us(&f), T0 + UINT32_MAX);
+	flow_saw(&f, T0 + (uint64_t)UINT32_MAX + 1);
+	CHECK(f.last_wide && f.wide);
+	CHECK_EQ_INT(flow_last_us(&f), T0 + (uint64_t)UINT32_MAX + 1);
+	flow_saw(&f, T0 + 3 * 3600 * 1000000ull);
+	CHECK_EQ_INT(flow_last_us(&f), T0 + 3 * 3600 * 1000000ull);
+	flow_saw(&f, T0 + 1000);
+	CHECK_EQ_INT(flow_last_us(&f), T0 + 3 * 3600 * 1000000ull);
+	CHECK(!f.lost);
+	flow_release(layouts(), &f);
+	CHECK(!f.wide && !f.last_wide);
 }
 
 static void retransmitted_syns(void)
@@ -329,10 +381,16 @@ static void outcomes(void)
 	p = seg(1, 20, TH_SYN | TH_ACK, S_ISN, C_ISN + 1);
 	feed(&f, &p, 1);
 	CHECK_EQ_INT(flow_time(&f, FT_SYNACK), T0 + 20);
+	/* the server's SYN and its SYN-ACK share an offset but here differ: both kept, exact */
+	CHECK(f.times_wide);
+	CHECK_EQ_INT(flow_time(&f, FT_S_SYN), T0 + 10);
+	CHECK_EQ_INT(flow_time(&f, FT_SYN), T0);
+	CHECK_EQ_INT(flow_time(&f, FT_C_SYN), T0);
 	CHECK_EQ_INT(flow_time(&f, FT_ACK), 0);
 	p = seg(0, 30, TH_SYN | TH_ACK, C_ISN, S_ISN + 1);
 	feed(&f, &p, 0);
 	CHECK_EQ_INT(flow_time(&f, FT_ACK), T0 + 30);
+	flow_release(layouts(), &f);
 }
 
 /* TCP Fast Open (RFC 7413): data on the SYN; the handshake's ACK may acknowledge the server's
@@ -496,6 +554,7 @@ void test_handshake(void)
 	syn_options_recorded();
 	times_and_rtt_legs();
 	times_far_from_the_first_packet();
+	last_packet_time();
 	retransmitted_syns();
 	outcomes();
 	fast_open();

@@ -284,8 +284,7 @@ static int udp_datagram(engine *e, const struct pkt *p)
 		dir = client ? 0 : 1;
 	}
 	e->quic_packets++;
-	if (p->ts_us > f->last_us)
-		f->last_us = p->ts_us;
+	flow_saw(f, p->ts_us);
 	quicflow_update(f, p, dir);
 	if (inspect(e, f, p) != 0)
 		return -1;
@@ -337,8 +336,7 @@ int engine_packet(engine *e, int dlt, const uint8_t *data, uint32_t caplen, uint
 		/* the client's end is p's source (a packet from an end to itself: both) */
 		dir = client || (p.sport == p.dport && memcmp(&p.src, &p.dst, sizeof(p.src)) == 0) ? 0 : 1;
 	}
-	if (ts_us > f->last_us)
-		f->last_us = ts_us;
+	flow_saw(f, ts_us);
 	handshake_update(e->flows, f, &p, dir);
 	flight_update(f, &p, dir, &e->fopts);
 	if (inspect(e, f, &p) != 0)

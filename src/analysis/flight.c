@@ -72,7 +72,7 @@ static uint16_t nominal_smss(const struct side *r, const struct pkt *p)
 
 /* S's first new data: snapshot what R had said before it. Membership will be decided by
  * TSecr when timestamps were negotiated (A1 may still show R's clock too coarse for it). */
-static void flight_open(const struct flow *f, struct first_flight *ff, const struct side *r,
+static void flight_open(struct flow *f, struct first_flight *ff, const struct side *r,
                         const struct pkt *p, const struct flight_opts *o)
 {
 	ff->state = FF_OPEN;
@@ -87,7 +87,7 @@ static void flight_open(const struct flow *f, struct first_flight *ff, const str
 	ff->first_tsval = p->opt.tsval;
 	ff->first_ack = p->ack;
 	ff->min_inside = UINT16_MAX;
-	ff->first_us = p->ts_us;
+	ff_set_first_us(f, ff, p->ts_us);
 	ff->r_ts_before = r->ts_seen;
 	ff->r_tsval_before = r->last_tsval;
 	ff->rwnd_known = r->win_known;
@@ -114,7 +114,7 @@ static bool in_flight1(const struct flow *f, const struct first_flight *ff, int 
 	if (leg < 0 || rtt <= 0)
 		leg = 0; /* without the whole round trip no tolerance either: only what came before A1 */
 	int64_t tol = rtt > 0 ? rtt / FLIGHT_TOL_DIV : 0;
-	return (int64_t)p->ts_us < (int64_t)ff_a1_us(ff) + leg - tol;
+	return (int64_t)p->ts_us < (int64_t)ff_a1_us(f, ff) + leg - tol;
 }
 
 /* Rule 3: a silence of gap_us before new data, at least half the handshake RTT and three times
@@ -183,7 +183,7 @@ static bool one_dir_timer(const struct flow *f, const struct side *s, const stru
 	int64_t tick = tick_upper_us(f, s, p);
 	int32_t dv = sdiff(p->opt.tsval, ff->last_tsval);
 	uint64_t syn_us = flow_syn_time(f, s);
-	if (tick <= 0 || dv < 2 || !syn_us || ff->first_us <= syn_us)
+	if (tick <= 0 || dv < 2 || !syn_us || ff_first_us(f, ff) <= syn_us)
 		return false;
 	/* an unchanged echo says no ACK arrived only where R's clock ticks several times a round
 	 * trip: S's echo moved that far between its SYN-ACK (R's SYN) and its first data (R's
@@ -191,7 +191,7 @@ static bool one_dir_timer(const struct flow *f, const struct side *s, const stru
 	if (!(s->syn.present & OPT_TS) || !s->syn.tsecr ||
 	    sdiff(ff->first_tsecr, s->syn.tsecr) < FLIGHT_ECHO_MIN_TICKS)
 		return false;
-	uint64_t rtt_max = ff->first_us - syn_us;
+	uint64_t rtt_max = ff_first_us(f, ff) - syn_us;
 	uint64_t wait = rtt_max * FLIGHT_CWND_RTTS_X10 / 10;
 	if (wait < FLIGHT_TIMER_MIN_US)
 		wait = FLIGHT_TIMER_MIN_US;
@@ -277,9 +277,9 @@ static bool no_pause_at_end(const struct first_flight *ff, const struct pkt *p)
  * milliseconds (a paced sender whose clock ticks slower than its pace, an evenly spaced crafted
  * capture) that the ACK's arrival cut. Below a millisecond a TSO burst's own scheduling spaces
  * packets by as much as the round trip, and TSecr alone decides. */
-static bool even_pace_at_end(const struct first_flight *ff, const struct pkt *p)
+static bool even_pace_at_end(const struct flow *f, const struct first_flight *ff, const struct pkt *p)
 {
-	uint64_t gap = p->ts_us - ff_last_us(ff);
+	uint64_t gap = p->ts_us - ff_last_us(f, ff);
 	if (ff->max_gap_us < FLIGHT_TIMING_MIN_RTT_US || gap > ff->max_gap_us)
 		return false;
 	if (ff->last_ts && (p->opt.present & OPT_TS))
@@ -288,17 +288,17 @@ static bool even_pace_at_end(const struct first_flight *ff, const struct pkt *p)
 }
 
 /* S's new data p is not in flight 1: the flight ends, with what located its end. */
-static void flight_close(const struct flow *f, struct first_flight *ff, const struct pkt *p,
+static void flight_close(struct flow *f, struct first_flight *ff, const struct pkt *p,
                          enum ff_end why, bool pause, const struct flight_opts *o)
 {
 	ff->state = FF_CLOSED;
 	ff->fl_end = ff->snd_nxt;
-	ff_set_next_us(ff, p->ts_us);
+	ff_set_next_us(f, ff, p->ts_us);
 	ff->end = (uint8_t)why;
 	ff->next_pause = pause;
 	ff->a1_before_next = ff->a1_seen;
 	ff->next_payload = p->payload_len > UINT16_MAX ? UINT16_MAX : (uint16_t)p->payload_len;
-	ff->paced_end = no_pause_at_end(ff, p) || even_pace_at_end(ff, p);
+	ff->paced_end = no_pause_at_end(ff, p) || even_pace_at_end(f, ff, p);
 	if (ff->rule == RULE_ECHO) {
 		/* one direction: S's ACK field moved, R had sent data (a request); else the newer
 		 * echo came from a pure ACK of S's data */
@@ -312,7 +312,7 @@ static void flight_close(const struct flow *f, struct first_flight *ff, const st
 	/* new data after a pause that echoes the flight's TSecr: S had processed nothing from R,
 	 * so no ACK released it; a timer sent it (a tail-loss probe, an RTO), which no stack
 	 * fires sooner than 1.5 RTTs (RFC 8985: PTO = 2 SRTT) nor within 10 ms */
-	uint64_t gap = p->ts_us - ff_last_us(ff);
+	uint64_t gap = p->ts_us - ff_last_us(f, ff);
 	int64_t rtt = flight_rtt(f);
 	ff->next_timer = pause && tsecr_usable(f, ff, p, o) && p->opt.tsecr == ff->last_tsecr &&
 	                 gap >= FLIGHT_TIMER_MIN_US && (int64_t)gap * 10 >= rtt * FLIGHT_CWND_RTTS_X10;
@@ -330,11 +330,11 @@ static uint32_t segments(const struct first_flight *ff, uint32_t newlen)
 static void second_flight(const struct flow *f, const struct side *s, struct first_flight *ff,
                           const struct pkt *p, uint32_t newlen)
 {
-	uint64_t next_us = ff_next_us(ff);
+	uint64_t next_us = ff_next_us(f, ff);
 	uint64_t off = (p->ts_us > next_us ? p->ts_us - next_us : 0) >> 6;
 	int64_t gap = off > ff->f2_last_64us ? (int64_t)(off - ff->f2_last_64us) * 64 : 0;
 	/* back to back: no pause, whatever the RTT; one direction: the flight-to-flight spacing */
-	int64_t rtt = !gap ? 0 : ff->rule == RULE_ECHO ? (int64_t)(next_us - ff->first_us)
+	int64_t rtt = !gap ? 0 : ff->rule == RULE_ECHO ? (int64_t)(next_us - ff_first_us(f, ff))
 	                                               : flight_rtt(f);
 	bool has_ts = (p->opt.present & OPT_TS) != 0;
 	if (off > UINT16_MAX)
@@ -363,7 +363,7 @@ static void flight_add(const struct flow *f, struct first_flight *ff, const stru
 	if (ff->segs) {
 		if (ff->last_payload < ff->min_inside)
 			ff->min_inside = ff->last_payload;
-		uint64_t last_us = ff_last_us(ff);
+		uint64_t last_us = ff_last_us(f, ff);
 		uint64_t gap = p->ts_us > last_us ? p->ts_us - last_us : 0;
 		if (!ff->gap_segs && marks_gap(f, ff, gap)) {
 			ff->gap_segs = ff->segs;
@@ -378,7 +378,7 @@ static void flight_add(const struct flow *f, struct first_flight *ff, const stru
 	}
 	ff->bytes += newlen;
 	ff->segs += segments(ff, newlen);
-	ff_set_last_us(ff, p->ts_us);
+	ff_set_last_us(f, ff, p->ts_us);
 	uint16_t pl = p->payload_len > 0xffff ? 0xffff : (uint16_t)p->payload_len;
 	ff->last_payload = pl;
 	ff->last_ts = (p->opt.present & OPT_TS) != 0;
@@ -428,7 +428,7 @@ static void sender_packet(struct flow *f, struct side *s, const struct side *r, 
 	bool hole = sdiff(rel, ff->snd_nxt) > 0;
 	uint32_t newlen = hole ? p->payload_len : end - ff->snd_nxt;
 	if (ff->state == FF_OPEN) {
-		uint64_t last_us = ff_last_us(ff);
+		uint64_t last_us = ff_last_us(f, ff);
 		uint64_t gap = ff->segs && p->ts_us > last_us ? p->ts_us - last_us : 0;
 		bool pause = ff->segs && is_pause(f, ff, gap);
 		bool in = in_flight1(f, ff, sender, p), unsure = false;
@@ -528,7 +528,7 @@ static void receiver_packet(struct flow *f, struct side *s, const struct side *r
 			ff->a1_seen = true;
 			ff->a1_segs = ff->segs;
 			ff->a1_bytes = ff->bytes;
-			ff_set_a1_us(ff, p->ts_us);
+			ff_set_a1_us(f, ff, p->ts_us);
 			ff->a1_tsval = p->opt.tsval;
 			bool ts_ok = ts_negotiated(f) && (p->opt.present & OPT_TS);
 			/* A1 with the TSval R sent before S's data: the clock ticked slower than the

@@ -516,9 +516,11 @@ void flow_remove(flow_table *t, struct flow *f)
 	t->count--;
 }
 
-static int32_t *time_off(struct flow *f, enum flow_time w)
+/* The time w shares its offset with (the same time but in a simultaneous open), or FT_N. */
+static enum flow_time time_partner(enum flow_time w)
 {
-	return w == FT_C_SYN ? &f->c.syn_off : w == FT_S_SYN ? &f->s.syn_off : &f->hs_off[w];
+	return w == FT_C_SYN ? FT_SYN : w == FT_SYN ? FT_C_SYN : w == FT_S_SYN ? FT_SYNACK
+	     : w == FT_SYNACK ? FT_S_SYN : FT_N;
 }
 
 void flow_set_time(struct flow *f, enum flow_time w, uint64_t t)
@@ -536,22 +538,64 @@ void flow_set_time(struct flow *f, enum flow_time w, uint64_t t)
 		f->wide->us[w] = t;
 		return;
 	}
-	/* modulo 2^64 both ways: an offset in range gives t back exactly */
+	/* modulo 2^64 both ways: an offset in range gives t back exactly; one shared with a time
+	 * seen holds both only if they are the same */
 	int64_t d = (int64_t)(t - f->first_us);
-	if (d >= INT32_MIN && d <= INT32_MAX) {
-		*time_off(f, w) = (int32_t)d;
+	enum flow_time other = time_partner(w);
+	if (d >= INT32_MIN && d <= INT32_MAX &&
+	    (other == FT_N || !flow_seen(f, other) || flow_time(f, other) == t)) {
+		f->hs_off[w == FT_C_SYN ? FT_SYN : w == FT_S_SYN ? FT_SYNACK : w] = (int32_t)d;
 		return;
 	}
-	/* the rare flow whose time is too far from its first packet: all its times exact, out of
-	 * line (the others first, from their offsets) */
+	/* the rare flow whose time is too far from its first packet, or differs from the one its
+	 * offset holds: all its times exact, out of line (the others first, from their offsets) */
 	if (!f->wide && !(f->wide = calloc(1, sizeof(*f->wide)))) {
 		f->times_lost = true; /* no memory: unknown, never a wrong time */
 		return;
 	}
 	for (int i = 0; i < FT_N; i++)
-		f->wide->us[i] = flow_time(f, (enum flow_time)i);
-	f->wide->us[w] = t;
+		f->wide->us[i] = i == (int)w ? t : flow_time(f, (enum flow_time)i);
 	f->times_wide = true;
+}
+
+void flow_set_last_wide(struct flow *f, uint64_t t)
+{
+	if (!f->last_wide) {
+		if (!flow_wide(f)) {
+			f->last_off = UINT32_MAX; /* lost: the duration is unknown */
+			return;
+		}
+		f->last_wide = true;
+	}
+	f->wide->last_us = t;
+}
+
+void ff_set_first_us(struct flow *f, struct first_flight *ff, uint64_t t)
+{
+	int64_t d = (int64_t)(t - f->first_us);
+	if (d >= INT32_MIN && d <= INT32_MAX) {
+		ff->first_off = (int32_t)d;
+		ff->first_wide = false;
+		return;
+	}
+	if (!flow_wide(f))
+		return; /* lost: no verdict */
+	f->wide->ff_first_us[ff == &f->s.ff] = t;
+	ff->first_wide = true;
+}
+
+void ff_set_next_us(struct flow *f, struct first_flight *ff, uint64_t t)
+{
+	int64_t d = (int64_t)(t - ff_first_us(f, ff));
+	if (d >= INT32_MIN && d <= INT32_MAX) {
+		ff->next_off = (int32_t)d;
+		ff->next_wide = false;
+		return;
+	}
+	if (!flow_wide(f))
+		return; /* lost: no verdict */
+	f->wide->ff_next_us[ff == &f->s.ff] = t;
+	ff->next_wide = true;
 }
 
 /* seeded as the tuples' hash is: crafted SYNs cannot aim their layouts at one chain */
@@ -689,7 +733,9 @@ void flow_release(flow_table *t, struct flow *f)
 	f->c.syn.layout = f->s.syn.layout = SYN_LAYOUT_EMPTY;
 	free(f->wide);
 	f->wide = NULL;
-	f->times_wide = false;
+	f->times_wide = f->last_wide = false;
+	f->c.holed = f->s.holed = f->c.counts_wide = f->s.counts_wide = false;
+	f->c.ff.first_wide = f->c.ff.next_wide = f->s.ff.first_wide = f->s.ff.next_wide = false;
 }
 
 void flow_touch(flow_table *t, struct flow *f)
@@ -722,7 +768,7 @@ struct flow *flow_expired(flow_table *t, uint64_t now_us)
 		uint32_t h = t->lists[l].head;
 		if (h) {
 			struct flow *f = at(t, h);
-			if (f->last_us + list_timeout_us[l] <= now_us) {
+			if (flow_last_us(f) + list_timeout_us[l] <= now_us) {
 				prefetch_next(t, f);
 				return f;
 			}

@@ -289,7 +289,7 @@ static uint32_t datagrams(const struct quic_conn *q, const struct pkt *p, int di
  * later). */
 static bool paused(const struct flow *f, const struct first_flight *ff, const struct pkt *p)
 {
-	int64_t rtt = flight_rtt(f), gap = (int64_t)(p->ts_us - ff_last_us(ff));
+	int64_t rtt = flight_rtt(f), gap = (int64_t)(p->ts_us - ff_last_us(f, ff));
 	if (rtt <= 0)
 		rtt = flight_rtt_leg(f, 1);
 	return rtt > 0 && gap * 2 >= rtt;
@@ -314,7 +314,7 @@ static void flights(struct flow *f, struct quic_conn *q, const struct pkt *p, in
 	if (other->state == FF_OPEN) { /* this datagram answers the other side's flight */
 		other->state = FF_CLOSED;
 		other->end = FF_END_TIMING;
-		ff_set_next_us(other, p->ts_us);
+		ff_set_next_us(f, other, p->ts_us);
 		/* what the server may have sent by then without the client's address validated (a
 		 * Retry's token validates it) */
 		if (dir == 0 && !was_validated && !q->retry)
@@ -323,14 +323,14 @@ static void flights(struct flow *f, struct quic_conn *q, const struct pkt *p, in
 	if (mine->state == FF_WAIT) {
 		mine->state = FF_OPEN;
 		mine->rule = RULE_TIMING;
-		mine->first_us = p->ts_us;
+		ff_set_first_us(f, mine, p->ts_us);
 	} else if (mine->state == FF_OPEN) {
 		/* the handshake's round trip, or while the client's answer is still to come the leg
 		 * seen so far (shorter at the server: a pause found sooner, never later) */
 		if (paused(f, mine, p)) {
 			mine->state = FF_CLOSED;
 			mine->end = FF_END_PAUSE;
-			ff_set_next_us(mine, p->ts_us);
+			ff_set_next_us(f, mine, p->ts_us);
 			mine->next_pause = true;
 		}
 	}
@@ -340,7 +340,7 @@ static void flights(struct flow *f, struct quic_conn *q, const struct pkt *p, in
 		bool super = len > QUIC_GSO_SEG_MAX;
 		mine->segs += datagrams(q, p, dir);
 		mine->bytes += len;
-		ff_set_last_us(mine, p->ts_us);
+		ff_set_last_us(f, mine, p->ts_us);
 		uint16_t l16 = super ? 0 : (uint16_t)len;
 		if (dir == 1 && (super ? QUIC_GSO_SEG_MAX : l16) > q->s_max_dgram)
 			q->s_max_dgram = super ? QUIC_GSO_SEG_MAX : l16;
@@ -416,7 +416,7 @@ void quicflow_verdict(const struct flow *f, int sender, struct ff_verdict *v)
 	v->end = (enum ff_end)ff->end;
 	v->segs = ff->segs;
 	v->bytes = ff->bytes;
-	v->pause_us = (int64_t)(ff_next_us(ff) - ff_last_us(ff));
+	v->pause_us = (int64_t)(ff_next_us(f, ff) - ff_last_us(f, ff));
 	/* the server before the client's address was validated: at most three times what it had
 	 * received (RFC 9000 8.1); a flight that ended on a full datagram where one more would
 	 * have taken it past that stopped there (not Google QUIC's, which RFC 9000 does not bind),

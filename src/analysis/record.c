@@ -67,8 +67,8 @@ static void side_flight_record(const struct flow *f, int sender, struct side_rec
 	r->iw_bytes = data ? v.bytes : (v.limit == LIMIT_NONE ? 0 : NULL64);
 	r->iw_segs = data ? v.segs : (v.limit == LIMIT_NONE ? 0 : NULL64);
 	r->smss = data && v.smss ? v.smss : NULL64;
-	r->ff_start_us = data ? (int64_t)ff->first_us : NULL64;
-	r->ff_end_us = data ? (int64_t)ff_last_us(ff) : NULL64;
+	r->ff_start_us = data ? (int64_t)ff_first_us(f, ff) : NULL64;
+	r->ff_end_us = data ? (int64_t)ff_last_us(f, ff) : NULL64;
 	/* a flight seen from one direction whose end the packets do not show keeps its rule (echo):
 	 * no verdict, and the row says why */
 	r->iw_rule = (uint8_t)(data || v.limit == LIMIT_UNKNOWN ? v.rule : RULE_NONE);
@@ -128,7 +128,7 @@ void record_build(const flow_table *t, const struct flow *f, const char *asked_n
 	side_flight_record(f, 1, &r->s);
 	r->c.acked_unseen = f->lost ? NULL64 : flow_acked_unseen(f, 0);
 	r->s.acked_unseen = f->lost ? NULL64 : flow_acked_unseen(f, 1);
-	r->duration_us = f->lost ? NULL64 : (int64_t)(f->last_us - f->first_us);
+	r->duration_us = f->lost ? NULL64 : (int64_t)(flow_last_us(f) - f->first_us);
 	r->end_reason = f->end_reason;
 	r->dpi_method = RDPI_OFF;
 	r->app_proto[0] = r->app_category[0] = '\0';

@@ -174,7 +174,7 @@ static enum ff_next next_kind(const struct flow *f, const struct first_flight *f
 		return FF_NEXT_TIMER;
 	if (!ff->a1_before_next)
 		return FF_NEXT_LATE;
-	int64_t rtt = flight_rtt(f), gap = (int64_t)(ff_next_us(ff) - ff_last_us(ff));
+	int64_t rtt = flight_rtt(f), gap = (int64_t)(ff_next_us(f, ff) - ff_last_us(f, ff));
 	if (rtt_unmeasured(f))
 		/* a SYN or SYN-ACK sent again: no round trip is known, so nothing shows the next data
 		 * came on the heels of the ACK (what the handshake took is an upper bound, and an
@@ -319,7 +319,7 @@ static void judge(const struct flow *f, int sender, struct ff_verdict *v)
 	v->end = (enum ff_end)ff->end;
 	v->next = next_kind(f, ff);
 	if (ff->state == FF_CLOSED)
-		v->pause_us = (int64_t)(ff_next_us(ff) - ff_last_us(ff));
+		v->pause_us = (int64_t)(ff_next_us(f, ff) - ff_last_us(f, ff));
 	v->segs = ff->segs;
 	v->bytes = ff->bytes;
 	if (ff->loss) {
