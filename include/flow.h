@@ -74,13 +74,10 @@ enum ff_next {
 /* One sender's first flight (docs/METHOD.md). Sequence numbers are relative to the sender's
  * ISN + 1. */
 struct first_flight {
-	/* its first packet at the vantage point, in us after the flow's first_us, and the first new
-	 * data after the flight (valid once closed: any time later, an idle connection's next data
-	 * hours on) in us after that: 8 bytes less a side than two uint64_t. Read and set them with
-	 * ff_first_us and ff_next_us: one that does not fit goes to the flow's wide, exact
-	 * (first_wide, next_wide). */
+	/* its first packet at the vantage point, in us after the flow's first_us: read and set it
+	 * with ff_first_us and ff_set_first_us (one that does not fit goes to the flow's wide,
+	 * exact: first_wide) */
 	int32_t first_off;
-	int32_t next_off;
 	/* the flight's own times, in us after its first packet (set only once it is; a capture's
 	 * time may step back): read and set them with ff_last_us and ff_a1_us, which saturate past
 	 * +-35 minutes and then mark time_cut. */
@@ -89,31 +86,14 @@ struct first_flight {
 	uint32_t bytes;             /* new payload bytes in flight 1 */
 	uint32_t segs;              /* sum of ceil(payload / smss) over flight-1 packets */
 	uint32_t snd_nxt;           /* highest relative sequence sent so far (new data end) */
-	uint32_t fl_end;            /* relative sequence where flight 1 ended (once closed) */
-	uint32_t a1_tsval;          /* receiver's TSval on A1 */
-	uint32_t r_tsval_before;    /* receiver's last TSval before the sender's first data */
-	uint32_t rwnd_field;        /* receiver's window field in its last segment before data */
-	uint32_t last_tsecr;        /* TSecr of the flight's last packet (valid with last_ts) */
-	uint32_t max_gap_us;        /* the flight's own spacing: largest silence inside it */
-	uint32_t first_tsecr;       /* the sender's TSecr and ACK field on its first data */
-	uint32_t first_ack;
-	uint32_t first_tsval, last_tsval; /* the sender's TSval on the flight's first and last */
-	uint16_t next_payload;      /* payload of the first new data after the flight */
-	uint16_t min_inside;        /* smallest payload of a flight packet that another followed */
 	uint32_t a1_segs, a1_bytes; /* the flight's count when A1 passed the vantage point */
-	uint32_t gap_segs, gap_bytes; /* segments and bytes before its first marked silence
-	                               * (docs/METHOD.md "ambiguous"); 0 = none */
+	uint16_t rwnd_field;        /* receiver's window field in its last segment before data (a
+	                             * side's last_win: 16 bits) */
+	uint16_t min_inside;        /* smallest payload of a flight packet that another followed */
 	uint16_t smss;              /* nominal: receiver MSS minus the sender's per-segment options */
 	uint16_t max_payload;       /* largest flight-1 packet payload */
 	uint16_t n_max;             /* flight-1 packets of exactly max_payload */
 	uint16_t last_payload;      /* payload of the flight's last packet */
-	uint16_t max_tsstep;        /* largest step of S's TSval between two flight-1 packets */
-	uint16_t echo_adv;          /* one direction: how far the echo had moved on the next data
-	                             * (ticks, saturating) */
-	uint16_t f2_segs;           /* segments of the next flight, until an ACK of its data or a
-	                             * pause (a lower bound at any vantage point); saturates */
-	uint16_t f2_last_64us;      /* its last packet, in 64 us after next (4.2 s at most) */
-	uint32_t f2_last_tsval;     /* its last packet's TSval (valid with f2_last_ts) */
 	uint8_t state : 2;          /* enum ff_state */
 	uint8_t rule : 2;           /* enum ff_rule */
 	uint8_t end : 2;            /* enum ff_end, once closed */
@@ -122,7 +102,7 @@ struct first_flight {
 	bool next_pause : 1;            /* the next new data came after a pause (rule 3) */
 	bool next_timer : 1;            /* ... and echoed the flight's TSecr: a timer send */
 	bool last_ts : 1;               /* last_tsecr valid */
-	bool r_ts_before : 1;           /* r_tsval_before valid */
+	bool r_ts_before : 1;           /* r_tsval, before A1, valid */
 	bool rwnd_from_syn : 1;         /* rwnd_field came from the receiver's SYN: never scaled */
 	bool rwnd_known : 1;
 	bool loss : 1;                  /* hole or retransmission inside flight 1 */
@@ -142,6 +122,40 @@ struct first_flight {
 	                                 * keep-alive) since R's last ACK: R's answer repeats it */
 	bool first_wide : 1;            /* its first packet's time is in the flow's wide */
 	bool next_wide : 1;             /* ... and the next data's */
+	bool gapped : 1;                /* a silence inside it was marked: the segments and bytes
+	                                 * before it are in the flow's wide (ff_gap) */
+	/* What membership is decided by while the flight is open, and what is counted once it
+	 * closed (the next data, the next flight), never both: they share their bytes (the first
+	 * 28, not 48). A field of the other state reads as garbage, so each is read only in its
+	 * own (the state, or what implies it: the verdict's next kind other than none). */
+	union {
+		struct { /* FF_OPEN (and flight_close, which reads them before it writes the others) */
+			/* R's TSval: the last one before S's data (with r_ts_before) until A1, then A1's;
+			 * one direction (rule echo, R not seen yet), S's ACK field on its first data */
+			uint32_t r_tsval;
+			uint32_t first_tsecr;       /* the sender's TSecr on its first data */
+			uint32_t first_tsval, last_tsval; /* the sender's TSval on the flight's first and last */
+			uint32_t last_tsecr;        /* TSecr of the flight's last packet (valid with last_ts) */
+			uint32_t max_gap_us;        /* the flight's own spacing: largest silence inside it */
+			uint16_t max_tsstep;        /* largest step of S's TSval between two flight-1 packets */
+		};
+		struct { /* FF_CLOSED */
+			/* the first new data after the flight, in us after its first packet (any time
+			 * later, an idle connection's next data hours on: read and set it with
+			 * ff_next_us, ff_set_next_us, which keep one that does not fit in the flow's
+			 * wide, exact: next_wide) */
+			int32_t next_off;
+			uint32_t fl_end;            /* relative sequence where flight 1 ended */
+			uint32_t f2_last_tsval;     /* the next flight's last TSval (valid with f2_last_ts) */
+			uint16_t next_payload;      /* payload of the first new data after the flight */
+			uint16_t echo_adv;          /* one direction: how far the echo had moved on the
+			                             * next data (ticks, saturating) */
+			uint16_t f2_segs;           /* segments of the next flight, until an ACK of its
+			                             * data or a pause (a lower bound at any vantage point);
+			                             * saturates */
+			uint16_t f2_last_64us;      /* its last packet, in 64 us after next (4.2 s at most) */
+		};
+	};
 };
 
 /* The sequence a side skipped in the capture (valid with its isn_known): the newest hole [lo,
@@ -211,6 +225,9 @@ struct flow_wide {
 	struct syn_layout layout[2]; /* with SYN_LAYOUT_WIDE */
 	uint64_t last_us;            /* with last_wide */
 	uint64_t ff_first_us[2], ff_next_us[2]; /* with the first flight's first_wide, next_wide */
+	/* the segments and bytes of a first flight before its first marked silence (docs/METHOD.md
+	 * "ambiguous"), with its gapped */
+	uint32_t gap_segs[2], gap_bytes[2];
 	uint64_t pkts[2], bytes[2];  /* with the side's counts_wide */
 	struct side_holes holes[2];  /* with the side's holed */
 };
@@ -270,6 +287,8 @@ struct flow {
 	int32_t hs_off[3];
 	uint32_t dpi_idx;          /* its nDPI state in the table's pool (flow_dpi_state), + 1; 0 =
 	                            * none */
+	uint16_t dpi_sent;         /* payload packets handed to the DPI stage */
+	uint16_t source_file;      /* the capture file it began in (engine_opts.source_files) */
 	struct side c, s;          /* client (sent the SYN) and server */
 	/* what a TCP flow needs and what a QUIC one does, never both (transport says which):
 	 * 8 bytes less than the two */
@@ -280,8 +299,6 @@ struct flow {
 	};
 	struct flow_wide *wide;    /* what does not fit above, rarely (flow_set_time), else NULL */
 	uint64_t key;              /* serial number within the run: the row's flow_key */
-	uint16_t dpi_sent;         /* payload packets handed to the DPI stage */
-	uint16_t source_file;      /* the capture file it began in (engine_opts.source_files) */
 };
 
 /* f's wide, allocated (zeroed) if it has none; NULL without memory, and f is lost. */
@@ -406,6 +423,20 @@ static inline uint64_t ff_a1_us(const struct flow *f, const struct first_flight 
 {
 	return ff_time(f, ff, ff->a1_off);
 }
+
+/* The segments and bytes of ff (f's) before its first marked silence; 0: none marked. */
+static inline uint32_t ff_gap_segs(const struct flow *f, const struct first_flight *ff)
+{
+	return ff->gapped ? f->wide->gap_segs[ff == &f->s.ff] : 0;
+}
+static inline uint32_t ff_gap_bytes(const struct flow *f, const struct first_flight *ff)
+{
+	return ff->gapped ? f->wide->gap_bytes[ff == &f->s.ff] : 0;
+}
+
+/* Marks ff's first silence, after segs segments and bytes bytes (segs > 0): in f's wide
+ * (without memory for it f is lost: no verdict). */
+void ff_set_gap(struct flow *f, struct first_flight *ff, uint32_t segs, uint32_t bytes);
 
 /* Sets the time of ff's first packet (when it opens) and of the next new data after it (as it
  * closes): an offset where it fits, else in f's wide, exact (without memory for that f is lost:

@@ -85,11 +85,12 @@ static void flight_open(struct flow *f, struct first_flight *ff, const struct si
 		ff->rule = !o->force_timing && (p->opt.present & OPT_TS) ? RULE_ECHO : RULE_TIMING;
 	ff->first_tsecr = p->opt.tsecr;
 	ff->first_tsval = p->opt.tsval;
-	ff->first_ack = p->ack;
 	ff->min_inside = UINT16_MAX;
 	ff_set_first_us(f, ff, p->ts_us);
 	ff->r_ts_before = r->ts_seen;
-	ff->r_tsval_before = r->last_tsval;
+	/* R's last TSval; from one direction, where R sent nothing (that TSval is 0), S's ACK
+	 * field, which the echo rule compares the next data's with */
+	ff->r_tsval = ff->one_dir ? p->ack : r->last_tsval;
 	ff->rwnd_known = r->win_known;
 	ff->rwnd_field = r->last_win;
 	ff->rwnd_from_syn = r->win_is_syn;
@@ -106,7 +107,7 @@ static bool in_flight1(const struct flow *f, const struct first_flight *ff, int 
 	if (!ff->a1_seen)
 		return true; /* nothing had acknowledged S's data yet at the vantage point */
 	if (ff->rule == RULE_TSECR && (p->opt.present & OPT_TS))
-		return sdiff(p->opt.tsecr, ff->a1_tsval) < 0;
+		return sdiff(p->opt.tsecr, ff->r_tsval) < 0; /* A1's TSval */
 	/* timing: A1 reaches S after one vantage<->S leg; new data released by it comes back
 	 * to the vantage point no earlier than t(A1) + leg. */
 	int64_t leg = flight_rtt_leg(f, sender == 1 ? 1 : 0);
@@ -287,10 +288,25 @@ static bool even_pace_at_end(const struct flow *f, const struct first_flight *ff
 	return true;
 }
 
-/* S's new data p is not in flight 1: the flight ends, with what located its end. */
+/* S's new data p is not in flight 1: the flight ends, with what located its end. What the
+ * open flight's membership was decided by is read first: the closed flight's fields take its
+ * bytes. */
 static void flight_close(struct flow *f, struct first_flight *ff, const struct pkt *p,
                          enum ff_end why, bool pause, const struct flight_opts *o)
 {
+	bool paced = no_pause_at_end(ff, p) || even_pace_at_end(f, ff, p);
+	/* one direction: S's ACK field moved, R had sent data (a request); else the newer echo
+	 * came from a pure ACK of S's data */
+	bool echo = ff->rule == RULE_ECHO;
+	int32_t adv = echo ? sdiff(p->opt.tsecr, ff->first_tsecr) : 0;
+	bool ack_moved = echo && p->ack != ff->r_tsval; /* S's ACK field on its first data */
+	/* new data after a pause that echoes the flight's TSecr: S had processed nothing from R,
+	 * so no ACK released it; a timer sent it (a tail-loss probe, an RTO), which no stack
+	 * fires sooner than 1.5 RTTs (RFC 8985: PTO = 2 SRTT) nor within 10 ms */
+	uint64_t gap = p->ts_us - ff_last_us(f, ff);
+	int64_t rtt = flight_rtt(f);
+	bool timer = pause && tsecr_usable(f, ff, p, o) && p->opt.tsecr == ff->last_tsecr &&
+	             gap >= FLIGHT_TIMER_MIN_US && (int64_t)gap * 10 >= rtt * FLIGHT_CWND_RTTS_X10;
 	ff->state = FF_CLOSED;
 	ff->fl_end = ff->snd_nxt;
 	ff_set_next_us(f, ff, p->ts_us);
@@ -298,24 +314,18 @@ static void flight_close(struct flow *f, struct first_flight *ff, const struct p
 	ff->next_pause = pause;
 	ff->a1_before_next = ff->a1_seen;
 	ff->next_payload = p->payload_len > UINT16_MAX ? UINT16_MAX : (uint16_t)p->payload_len;
-	ff->paced_end = no_pause_at_end(ff, p) || even_pace_at_end(f, ff, p);
-	if (ff->rule == RULE_ECHO) {
-		/* one direction: S's ACK field moved, R had sent data (a request); else the newer
-		 * echo came from a pure ACK of S's data */
-		int32_t adv = sdiff(p->opt.tsecr, ff->first_tsecr);
-		ff->echo_adv = adv < 0 ? 0 : adv > UINT16_MAX ? UINT16_MAX : (uint16_t)adv;
-		if (p->ack != ff->first_ack)
+	ff->paced_end = paced;
+	ff->echo_adv = adv < 0 ? 0 : adv > UINT16_MAX ? UINT16_MAX : (uint16_t)adv;
+	if (echo) {
+		if (ack_moved)
 			ff->r_data_before_next = true;
 		else
 			ff->a1_before_next = true;
 	}
-	/* new data after a pause that echoes the flight's TSecr: S had processed nothing from R,
-	 * so no ACK released it; a timer sent it (a tail-loss probe, an RTO), which no stack
-	 * fires sooner than 1.5 RTTs (RFC 8985: PTO = 2 SRTT) nor within 10 ms */
-	uint64_t gap = p->ts_us - ff_last_us(f, ff);
-	int64_t rtt = flight_rtt(f);
-	ff->next_timer = pause && tsecr_usable(f, ff, p, o) && p->opt.tsecr == ff->last_tsecr &&
-	                 gap >= FLIGHT_TIMER_MIN_US && (int64_t)gap * 10 >= rtt * FLIGHT_CWND_RTTS_X10;
+	ff->next_timer = timer;
+	ff->f2_segs = 0; /* the caller counts the packet that closed it */
+	ff->f2_last_64us = 0;
+	ff->f2_last_tsval = 0;
 }
 
 /* The segments newlen new bytes take: ceil(newlen / smss), one while smss is unknown. */
@@ -357,7 +367,7 @@ static void second_flight(const struct flow *f, const struct side *s, struct fir
 }
 
 /* p, new data of S, joins flight 1. */
-static void flight_add(const struct flow *f, struct first_flight *ff, const struct pkt *p,
+static void flight_add(struct flow *f, struct first_flight *ff, const struct pkt *p,
                        uint32_t newlen)
 {
 	if (ff->segs) {
@@ -365,10 +375,8 @@ static void flight_add(const struct flow *f, struct first_flight *ff, const stru
 			ff->min_inside = ff->last_payload;
 		uint64_t last_us = ff_last_us(f, ff);
 		uint64_t gap = p->ts_us > last_us ? p->ts_us - last_us : 0;
-		if (!ff->gap_segs && marks_gap(f, ff, gap)) {
-			ff->gap_segs = ff->segs;
-			ff->gap_bytes = ff->bytes;
-		}
+		if (!ff->gapped && marks_gap(f, ff, gap))
+			ff_set_gap(f, ff, ff->segs, ff->bytes);
 		if (gap > ff->max_gap_us)
 			ff->max_gap_us = gap > UINT32_MAX ? UINT32_MAX : (uint32_t)gap;
 		int32_t step = ff->last_ts && (p->opt.present & OPT_TS)
@@ -495,6 +503,7 @@ static void receiver_packet(struct flow *f, struct side *s, const struct side *r
 		return;
 	if (ff->one_dir && ff->state == FF_OPEN) { /* R is in the capture after all */
 		ff->one_dir = false;
+		ff->r_tsval = 0; /* R's TSval before S's data: R had sent nothing */
 		if (ff->rule == RULE_ECHO)
 			ff->rule = ts_negotiated(f) && !o->force_timing ? RULE_TSECR : RULE_TIMING;
 	}
@@ -525,11 +534,12 @@ static void receiver_packet(struct flow *f, struct side *s, const struct side *r
 		ff->loss = true;
 	if (ff->state == FF_OPEN) {
 		if (!ff->a1_seen && (p->flags & TH_ACK) && sdiff(p->ack, s->isn + 1) > 0) {
+			uint32_t r_before = ff->r_tsval; /* R's TSval before S's data, until A1 */
 			ff->a1_seen = true;
 			ff->a1_segs = ff->segs;
 			ff->a1_bytes = ff->bytes;
 			ff_set_a1_us(f, ff, p->ts_us);
-			ff->a1_tsval = p->opt.tsval;
+			ff->r_tsval = p->opt.tsval; /* A1's */
 			bool ts_ok = ts_negotiated(f) && (p->opt.present & OPT_TS);
 			/* A1 with the TSval R sent before S's data: the clock ticked slower than the
 			 * round trip, TSecr cannot separate flights (docs/METHOD.md rule 1) -- unless
@@ -537,8 +547,8 @@ static void receiver_packet(struct flow *f, struct side *s, const struct side *r
 			 * ACK reached it), so that what echoes A1's TSval was sent after the server
 			 * processed a later packet */
 			bool tfo = s == &f->s && (r->syn.present & OPT_TS) &&
-			           ff->first_tsecr == r->syn.tsval && ff->first_tsecr != ff->r_tsval_before;
-			bool same_tick = ff->r_ts_before && p->opt.tsval == ff->r_tsval_before && !tfo;
+			           ff->first_tsecr == r->syn.tsval && ff->first_tsecr != r_before;
+			bool same_tick = ff->r_ts_before && p->opt.tsval == r_before && !tfo;
 			if (o->force_timing || !ts_ok || same_tick)
 				ff->rule = RULE_TIMING;
 			else

@@ -584,6 +584,15 @@ void ff_set_first_us(struct flow *f, struct first_flight *ff, uint64_t t)
 	ff->first_wide = true;
 }
 
+void ff_set_gap(struct flow *f, struct first_flight *ff, uint32_t segs, uint32_t bytes)
+{
+	if (!flow_wide(f))
+		return; /* lost: no verdict */
+	f->wide->gap_segs[ff == &f->s.ff] = segs;
+	f->wide->gap_bytes[ff == &f->s.ff] = bytes;
+	ff->gapped = true;
+}
+
 void ff_set_next_us(struct flow *f, struct first_flight *ff, uint64_t t)
 {
 	int64_t d = (int64_t)(t - ff_first_us(f, ff));
@@ -736,6 +745,7 @@ void flow_release(flow_table *t, struct flow *f)
 	f->times_wide = f->last_wide = false;
 	f->c.holed = f->s.holed = f->c.counts_wide = f->s.counts_wide = false;
 	f->c.ff.first_wide = f->c.ff.next_wide = f->s.ff.first_wide = f->s.ff.next_wide = false;
+	f->c.ff.gapped = f->s.ff.gapped = false;
 }
 
 void flow_touch(flow_table *t, struct flow *f)
