@@ -217,9 +217,13 @@ enum flow_time {
 	FT_N
 };
 
-/* What a flow holds out of line, allocated in the rare case it needs it (flow_set_time,
- * flow_set_layout, flow_count_sent, flow_side_update) and freed with the flow (flow_release).
- * Arrays of two are the client's and the server's. */
+/* What a flow holds out of line, allocated (zeroed, about 200 bytes) the first time one of these
+ * does not fit inline, and freed with the flow (flow_release): a time past its offset
+ * (flow_set_time, flow_saw, ff_set_first_us, ff_set_next_us), a SYN layout the table has no
+ * room for (flow_set_layout), counts past 32 bits (flow_count_sent), the capture's first hole in
+ * a side's sequence (flow_side_update), a marked silence in a first flight (ff_set_gap). Each
+ * part is valid with its bit in the flow; arrays of two are the client's and the server's. An
+ * IPv6 flow's addresses are not here but in its table's pool (flow_addr). */
 struct flow_wide {
 	uint64_t us[FT_N]; /* every time of the flow, exact, once one did not fit its offset */
 	struct syn_layout layout[2]; /* with SYN_LAYOUT_WIDE */
@@ -250,6 +254,10 @@ struct dpi_state {
 	uint8_t method;                 /* enum dpi_method */
 };
 
+/* One connection, 352 bytes (the first cache line: the key, links, times and the nDPI index;
+ * then each side in two, of which its first flight 76 and its SYN 24; then the name hunt or
+ * QUIC pointer, wide and the row's key). What is rare lives out of line (wide), what one phase
+ * of a first flight needs shares bytes with what the other does; every field is exact. */
 struct flow {
 	/* what flow_lookup and flow_touch read, first */
 	uint32_t self;             /* own slot: index + 1 */
@@ -297,7 +305,7 @@ struct flow {
 		                         * thread always */
 		struct quic_conn *quic; /* QUIC: the connection's own state (quicflow.c), or NULL */
 	};
-	struct flow_wide *wide;    /* what does not fit above, rarely (flow_set_time), else NULL */
+	struct flow_wide *wide;    /* what does not fit above, rarely (struct flow_wide), else NULL */
 	uint64_t key;              /* serial number within the run: the row's flow_key */
 };
 

@@ -5,6 +5,9 @@
 
 #include "flow.h"
 
+/* flow.h, README's Memory section and --version's figure (flow_slot_bytes) follow this size */
+_Static_assert(sizeof(void *) != 8 || sizeof(struct flow) == 352, "struct flow is not 352 bytes");
+
 struct flow_wide *flow_wide(struct flow *f)
 {
 	if (!f->wide && !(f->wide = calloc(1, sizeof(*f->wide))))
