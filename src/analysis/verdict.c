@@ -185,7 +185,7 @@ static enum ff_next next_kind(const struct flow *f, const struct first_flight *f
 		return FF_NEXT_TIMER;
 	if (!ff->a1_before_next)
 		return FF_NEXT_LATE;
-	int64_t rtt = flight_rtt(f), gap = (int64_t)(ff_next_us(ff) - ff_last_us(ff));
+	int64_t rtt = flight_rtt(f), gap = (int64_t)(ff_next_us(f, ff) - ff_last_us(f, ff));
 	if (rtt_unmeasured(f))
 		/* a SYN or SYN-ACK sent again: no round trip is known, so nothing shows the next data
 		 * came on the heels of the ACK (what the handshake took is an upper bound, and an
@@ -198,12 +198,12 @@ static enum ff_next next_kind(const struct flow *f, const struct first_flight *f
 
 /* A lower bound: without the TSecr rule, only what came before the flight's first marked
  * silence is sure (docs/METHOD.md "Ambiguous"). */
-static void ambiguous(const struct first_flight *ff, struct ff_verdict *v)
+static void ambiguous(const struct flow *f, const struct first_flight *ff, struct ff_verdict *v)
 {
 	v->limit = LIMIT_AMBIGUOUS;
-	if (ff->rule != RULE_TSECR && ff->gap_segs) {
-		v->segs = ff->gap_segs;
-		v->bytes = ff->gap_bytes;
+	if (ff->rule != RULE_TSECR && ff->gapped) {
+		v->segs = ff_gap_segs(f, ff);
+		v->bytes = ff_gap_bytes(f, ff);
 	}
 }
 
@@ -312,7 +312,8 @@ static void judge(const struct flow *f, int sender, struct ff_verdict *v)
 	const struct first_flight *ff = &s->ff;
 	memset(v, 0, sizeof(*v));
 	v->pause_us = -1;
-	if (f->roles_guessed || !s->isn_known) {
+	/* no handshake; or what the flight needed out of line was not kept (no memory) */
+	if (f->roles_guessed || !s->isn_known || f->lost) {
 		v->limit = LIMIT_UNKNOWN;
 		return;
 	}
@@ -329,7 +330,7 @@ static void judge(const struct flow *f, int sender, struct ff_verdict *v)
 	v->end = (enum ff_end)ff->end;
 	v->next = next_kind(f, ff);
 	if (ff->state == FF_CLOSED)
-		v->pause_us = (int64_t)(ff_next_us(ff) - ff_last_us(ff));
+		v->pause_us = (int64_t)(ff_next_us(f, ff) - ff_last_us(f, ff));
 	v->segs = ff->segs;
 	v->bytes = ff->bytes;
 	if (ff->loss) {
@@ -338,7 +339,7 @@ static void judge(const struct flow *f, int sender, struct ff_verdict *v)
 	}
 	if (ff->time_cut) { /* times past their 32-bit offsets: what they decided is not sure */
 		v->pause_us = -1;
-		ambiguous(ff, v);
+		ambiguous(f, ff, v);
 		return;
 	}
 	/* packets shorter than a segment inside the flight: a sender counting bytes (RFC 3390,
@@ -368,7 +369,7 @@ static void judge(const struct flow *f, int sender, struct ff_verdict *v)
 		return;
 	}
 	if (ff->state == FF_CLOSED && (ff->next_unsure || sub_ms)) {
-		ambiguous(ff, v);
+		ambiguous(f, ff, v);
 		return;
 	}
 	/* Timing alone (no usable timestamps): the end is not visible where a silence inside the
@@ -377,11 +378,11 @@ static void judge(const struct flow *f, int sender, struct ff_verdict *v)
 	 * spread the flight over more than the round trip). A lower bound up to what is sure. */
 	if (ff->rule != RULE_TSECR && ff->state == FF_CLOSED && ff->end == FF_END_TIMING &&
 	    !ff->next_pause && v->next != FF_NEXT_REQUEST) {
-		ambiguous(ff, v);
+		ambiguous(f, ff, v);
 		return;
 	}
-	if (ff->rule != RULE_TSECR && ff->gap_segs) {
-		ambiguous(ff, v);
+	if (ff->rule != RULE_TSECR && ff->gapped) {
+		ambiguous(f, ff, v);
 		return;
 	}
 	/* R's window stopped the flight only if S had more to send: the flight ended on a
