@@ -86,7 +86,7 @@ static bool silent_receiver(const struct flow *f, const struct first_flight *ff)
 {
 	int64_t rtt = flight_rtt(f);
 	return rtt > 0 && ff->segs >= 2 && ff->a1_seen && ff->a1_segs >= ff->segs &&
-	       (int64_t)(ff_last_us(ff) - ff->first_us) > rtt;
+	       (int64_t)(ff_last_us(f, ff) - ff_first_us(f, ff)) > rtt;
 }
 
 /* The standard byte limit a flight of small packets stopped under, with segment size m: the
