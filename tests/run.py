@@ -2,10 +2,12 @@
 """iwscope test suite: runs every test against the release build and (where marked) the
 ASan+UBSan build, prints PASS / FAIL / SKIP per test and ends with `N passed, N failed`.
 
-    python3 tests/run.py [-k SUBSTRING]... [-v] [--list] [--jobs N]
+    python3 tests/run.py [-k SUBSTRING]... [-v] [--list] [--jobs N] [--times [N]]
 
 -k selects the tests whose name holds SUBSTRING; given more than once, those that hold any.
 --jobs N runs N tests side by side (default: 2 where the process may use two CPUs, else 1).
+--times [N] prints, before the totals, the N slowest tests (default 15) with each one's wall
+time and the CPU time it and the processes it started used.
 
 The tests are in tests/area_*.py, one file per area, run in the order of the file names. Each
 registers its tests with @test and uses tests/helpers.py's names (run, rows, analyse, eq, Skip,
@@ -22,6 +24,7 @@ ALONE) run last, one at a time, with nothing beside them.
 import glob
 import json
 import os
+import resource
 import select
 import shutil
 import signal
@@ -54,10 +57,21 @@ def load_areas():
     return out
 
 
+def cpu_seconds():
+    """User and system time of this process and of the children it has waited for."""
+    return sum(getattr(resource.getrusage(who), f) for who in (resource.RUSAGE_SELF,
+               resource.RUSAGE_CHILDREN) for f in ("ru_utime", "ru_stime"))
+
+
+CPU = {}  # test name -> CPU seconds (this process's tests; a job reports its own)
+
+
 def run_one(name, fn, binary, verbose):
-    """Runs one test in a directory of its own: (status, seconds, text to print)."""
+    """Runs one test in a directory of its own: (status, seconds, text to print). Its CPU time
+    (the test's and its waited-for children's: tests run one at a time in a process) goes to
+    CPU."""
     tmp = tempfile.mkdtemp(prefix="iwscope-test-")
-    start = time.time()
+    start, cpu = time.time(), cpu_seconds()
     try:
         note = fn(binary, tmp)
         return "PASS", time.time() - start, "  " + note if note else ""
@@ -69,14 +83,17 @@ def run_one(name, fn, binary, verbose):
         return "FAIL", time.time() - start, "".join("\n     " + line for line in lines)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+        CPU[name] = cpu_seconds() - cpu
 
 
 class Tally:
     def __init__(self):
         self.n = {"PASS": 0, "FAIL": 0, "SKIP": 0}
+        self.times = []  # (wall seconds, CPU seconds, name)
 
-    def show(self, name, status, secs, text):
+    def show(self, name, status, secs, text, cpu=None):
         self.n[status] += 1
+        self.times.append((secs, CPU.get(name) if cpu is None else cpu, name))
         if status == "SKIP":
             print("SKIP %-48s %s" % (name, text))
         else:
@@ -114,7 +131,7 @@ def job(tests, units, verbose, ask, answer):
         for i in units[u]:
             name, fn, binary, _ = tests[i]
             status, secs, text = run_one(name, fn, binary, verbose)
-            w.write(json.dumps([i, status, secs, text]) + "\n")
+            w.write(json.dumps([i, status, secs, text, CPU[name]]) + "\n")
             w.flush()
         w.write("ready\n")
         w.flush()
@@ -160,8 +177,8 @@ def side_by_side(tests, units, jobs, verbose, tally):
                     tell.flush()
                     nxt += 1
                 else:
-                    i, status, secs, text = json.loads(line)
-                    tally.show(tests[i][0], status, secs, text)
+                    i, status, secs, text, cpu = json.loads(line)
+                    tally.show(tests[i][0], status, secs, text, cpu)
             workers[fd] = (pid, tell, buf)
     return sum(len(u) for u in units)
 
@@ -185,12 +202,25 @@ def main():
             shutil.rmtree(shared_tmp, ignore_errors=True)
 
 
+def show_times(tally, n):
+    """The n slowest tests: wall and CPU seconds (CPU: the test's own process and every process
+    it started and waited for, over all cores; above the wall time where they ran in parallel)."""
+    wall = sum(t[0] for t in tally.times)
+    cpu = sum(t[1] or 0 for t in tally.times)
+    print("slowest %d of %d tests (wall s, CPU s); all tests: %.0f s wall, %.0f s CPU" % (
+        min(n, len(tally.times)), len(tally.times), wall, cpu))
+    for secs, c, name in sorted(tally.times, key=lambda t: -t[0])[:n]:
+        print("  %7.1f %7.1f  %s" % (secs, c or 0, name))
+
+
 def usage_error(args):
     """The first argument run_all does not take, or None: an unknown option or a missing value
     must not start the whole suite."""
     i = 0
     while i < len(args):
-        if args[i] in ("-k", "--jobs"):
+        if args[i] == "--times":  # an optional count
+            i += 2 if i + 1 < len(args) and args[i + 1].isdigit() else 1
+        elif args[i] in ("-k", "--jobs"):
             if i + 1 == len(args):
                 return "%s needs a value" % args[i]
             if args[i] == "--jobs" and not args[i + 1].isdigit():
@@ -236,6 +266,9 @@ def run_all(args):
     for i in alone:
         name, fn, binary, _ = tests[i]
         tally.show(name, *run_one(name, fn, binary, verbose))
+    if "--times" in args:
+        i = args.index("--times")
+        show_times(tally, int(args[i + 1]) if i + 1 < len(args) and args[i + 1].isdigit() else 15)
     print("%d skipped, %.0fs" % (tally.n["SKIP"], time.time() - t0))
     print("%d passed, %d failed" % (tally.n["PASS"], tally.n["FAIL"]))
     return 1 if tally.n["FAIL"] else 0
