@@ -192,14 +192,42 @@ def main():
     signal.signal(signal.SIGQUIT, lambda *_: sys.exit(131))
     args = sys.argv[1:]
     # what tshark read, shared by the jobs (tests/tshark_check.py reads it at import)
-    shared_tmp = tempfile.mkdtemp(prefix="iwscope-tests-")
+    # every test's files in one folder, in memory where there is room (see scratch_root)
+    top = tempfile.mkdtemp(prefix="iwscope-tests-", dir=scratch_root())
+    os.chmod(top, 0o755)  # the servers run as postgres and clickhouse, -Z drops to nobody
+    tempfile.tempdir = top
+    os.environ["TMPDIR"] = top
+    shared_tmp = os.path.join(top, "shared")
+    os.mkdir(shared_tmp)
     os.environ["IWSCOPE_TSHARK_CACHE"] = shared_tmp
     me = os.getpid()
     try:
         return run_all(args)
     finally:
         if os.getpid() == me:  # not as a job exits (sys.exit in a forked job comes here too)
-            shutil.rmtree(shared_tmp, ignore_errors=True)
+            shutil.rmtree(top, ignore_errors=True)
+
+
+SCRATCH_FREE = 3 << 30  # the suite's files took ~0.5 GB at most at a time here
+
+
+def scratch_root():
+    """A tmpfs for the tests' files (/dev/shm) where it has SCRATCH_FREE bytes free, else None
+    (TMPDIR, /tmp). SQLite syncs every transaction to disk: each iwscope run here waited ~60 ms
+    for it on a disk, nothing on a tmpfs, and the suite makes thousands of databases. What the
+    tests assert does not depend on the file system (a test that needs one of a kind, a full
+    or a read-only one, mounts its own). TMPDIR set by the caller is kept."""
+    if os.environ.get("TMPDIR"):
+        return None
+    try:
+        st = os.statvfs("/dev/shm")
+        mounts = open("/proc/mounts").read().split("\n")
+    except OSError:
+        return None
+    tmpfs = any(m.split()[1:3] == ["/dev/shm", "tmpfs"] for m in mounts if m.strip())
+    if not tmpfs or not os.access("/dev/shm", os.W_OK) or st.f_bavail * st.f_frsize < SCRATCH_FREE:
+        return None
+    return "/dev/shm"
 
 
 def show_times(tally, n):
