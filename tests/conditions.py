@@ -25,6 +25,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import runcache  # noqa: E402
 import truthcheck  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -56,14 +57,20 @@ def derive(pcap, cond, port, d, proto="tcp"):
     return [out]
 
 
-def analyse(binary, inputs, d, tag):
+def analyse(binary, inputs, d, tag, env=None, shared=False):
+    """{client port: [rows]} of the inputs read as one capture. shared: the run is one other
+    tests of the session make too (the whole capture: tests/runcache.py)."""
     db = os.path.join(d, tag + ".db")
-    cmd = [binary, "-q", "--no-dpi", "-o", db]
+    args = ["-q", "--no-dpi", "-o", db]
     for i in inputs:
-        cmd += ["-r", i]
-    r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    if r.returncode != 0 or not os.path.exists(db):
-        raise RuntimeError("%s exited %d: %s" % (" ".join(cmd), r.returncode, r.stderr))
+        args += ["-r", i]
+    if shared:
+        rc, _, err = runcache.run(binary, args, env)
+    else:
+        r = subprocess.run([binary] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+        rc, err = r.returncode, r.stderr
+    if rc != 0 or not os.path.exists(db):
+        raise RuntimeError("%s exited %d: %s" % (" ".join([binary] + args), rc, err.decode(errors="replace")))
     con = sqlite3.connect(db)
     con.row_factory = sqlite3.Row
     rows = {}
@@ -102,7 +109,7 @@ def want_limit(t, vantage):
     return t.get("at", {}).get(vantage, {}).get("limit", t["limit"])
 
 
-def scenario_events(binary, path, d):
+def scenario_events(binary, path, d, env=None):
     """The events of one scenario (see check), its derived captures made in directory d."""
     out = []
     truth = json.load(open(path))
@@ -113,9 +120,9 @@ def scenario_events(binary, path, d):
         if not os.path.exists(pcap):
             continue
         port = truth["flows"][0]["server_port"]
-        whole = analyse(binary, [pcap], d, "%s.%s.whole" % (name, vantage))
+        whole = analyse(binary, [pcap], d, "%s.%s.whole" % (name, vantage), env, shared=True)
         for cond in CONDITIONS:
-            rows = analyse(binary, derive(pcap, cond, port, d), d, "%s.%s.%s" % (name, vantage, cond))
+            rows = analyse(binary, derive(pcap, cond, port, d), d, "%s.%s.%s" % (name, vantage, cond), env)
             for t in truth["flows"]:
                 p = "c" if t["sender"] == "client" else "s"
                 case = "%s/%s/%s/%s:%d" % (name, vantage, cond, t["sender"], t["client_port"])
@@ -139,7 +146,7 @@ def scenario_events(binary, path, d):
     return out
 
 
-def check(binary, scenarios=None, truth_dir=TRUTH):
+def check(binary, scenarios=None, truth_dir=TRUTH, env=None):
     """Yields ("false", case, detail) for each false statement and ("keep", case, kept) for each
     flight the whole capture judges exact with timestamps, kept or not by its sender's own
     direction; ("case", case, None) for every flight judged. Scenarios run side by side."""
@@ -147,7 +154,7 @@ def check(binary, scenarios=None, truth_dir=TRUTH):
              if not scenarios or json.load(open(p))["scenario"] in scenarios]
     with tempfile.TemporaryDirectory() as d:
         with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
-            for events in pool.map(lambda p: scenario_events(binary, p, d), paths):
+            for events in pool.map(lambda p: scenario_events(binary, p, d, env), paths):
                 yield from events
 
 

@@ -200,6 +200,9 @@ def main():
     shared_tmp = os.path.join(top, "shared")
     os.mkdir(shared_tmp)
     os.environ["IWSCOPE_TSHARK_CACHE"] = shared_tmp
+    # iwscope runs several tests make alike, made once (tests/runcache.py)
+    os.environ["IWSCOPE_RUN_CACHE"] = os.path.join(top, "runs")
+    os.mkdir(os.environ["IWSCOPE_RUN_CACHE"])
     me = os.getpid()
     try:
         return run_all(args)
