@@ -19,7 +19,9 @@ Side by side: each job is a process forked after the areas are loaded, which ask
 its next test and reports how it went. The tests of an area in BUNDLED run in one job, in
 order (they share a server the job starts, or a pool their first test starts). The tests that
 time the machine (a live capture, a replay, a delay line, a signal in the middle of a run:
-ALONE) run last, one at a time, with nothing beside them.
+ALONE) run last, with none of the others beside them: side by side with each other only (each
+makes network namespaces of its own, named with its process id; they mostly wait, for a
+replay's pace, a delay line or a lab's traffic). Within each part the units in LONG start first.
 """
 import glob
 import json
@@ -42,6 +44,13 @@ import helpers  # noqa: E402
 BUNDLED = ("area_pg", "area_ch", "area_ui", "area_golden")
 # what the machine's timing decides: live capture, replay, the truth labs' delay lines, SIGINT
 ALONE = ("live", "replay", "sigint", "pipe-that-stays-open")
+# the longest tests (or BUNDLED areas), longest first (tests/run.py --times): started first so
+# that no job is left running a long one alone at the end. Only the order: every test runs.
+LONG = ("shared-captures[asan]", "truth-under-users-conditions[release]", "area_ui",
+        "tshark-crosscheck-test-captures[asan]", "real-verdicts-read-by-eye[release]",
+        "fuzz-smoke[release]", "area_ch", "area_pg", "quictruth-conditions[release]",
+        "names-vs-tshark-shared-captures[release]", "threads-give-the-same-rows[release]",
+        "quic-connections-as-tshark-sees-them[asan]", "truth-lab-live[release]")
 
 
 def load_areas():
@@ -103,7 +112,7 @@ class Tally:
 
 def units_of(tests):
     """The side-by-side part as units a job takes whole (a BUNDLED area's tests, or one test),
-    and the ALONE tests: lists of indices into tests."""
+    and the ALONE tests, one a unit: lists of indices into tests."""
     units, alone, bundles = [], [], {}
     for i, (name, _, _, area) in enumerate(tests):
         if any(a in name for a in ALONE):
@@ -115,7 +124,17 @@ def units_of(tests):
             bundles[area].append(i)
         else:
             units.append([i])
-    return units, alone
+    return by_length(units, tests), by_length([[i] for i in alone], tests)
+
+
+def by_length(units, tests):
+    """units with those holding a LONG test or area first, in LONG's order (a stable sort)."""
+    def rank(u):
+        for k, long in enumerate(LONG):
+            if any(long in (tests[i][0], tests[i][3]) for i in u):
+                return k
+        return len(LONG)
+    return sorted(units, key=rank)
 
 
 def job(tests, units, verbose, ask, answer):
@@ -286,17 +305,17 @@ def run_all(args):
     tally = Tally()
     t0 = time.time()
     units, alone = units_of(tests)
-    if jobs > 1:
-        done = side_by_side(tests, units, jobs, verbose, tally)
-        lost = done - sum(tally.n.values())
-        if lost:  # a job that died took its tests with it: each counts as failed
-            tally.n["FAIL"] += lost
-            print("FAIL %d tests: their job ended before reporting them" % lost)
-    else:
-        alone = [i for u in units for i in u] + alone
-    for i in alone:
-        name, fn, binary, _ = tests[i]
-        tally.show(name, *run_one(name, fn, binary, verbose))
+    for part in (units, alone):  # the ALONE tests once all the others have ended
+        if jobs > 1:
+            before = sum(tally.n.values())
+            lost = side_by_side(tests, part, jobs, verbose, tally) - (sum(tally.n.values()) - before)
+            if lost:  # a job that died took its tests with it: each counts as failed
+                tally.n["FAIL"] += lost
+                print("FAIL %d tests: their job ended before reporting them" % lost)
+            continue
+        for i in (i for u in part for i in u):
+            name, fn, binary, _ = tests[i]
+            tally.show(name, *run_one(name, fn, binary, verbose))
     if "--times" in args:
         i = args.index("--times")
         show_times(tally, int(args[i + 1]) if i + 1 < len(args) and args[i + 1].isdigit() else 15)
