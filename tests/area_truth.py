@@ -40,6 +40,9 @@ def t_truth_conditions(binary, tmp):
     super-packets, seen without the receiver's SYN, show no segment size)."""
     if not shutil.which("editcap") or not shutil.which("tcpdump"):
         raise Skip("editcap or tcpdump not installed")
+    # the one-direction files are tcpdump's, written in this process (conditions.tcpdump_w)
+    eq(conditions.same_as_tcpdump(truth_pcap("iw10.mid"), "tcp src port 8080", tmp), True,
+       "conditions.tcpdump_w writes what tcpdump -w writes")
     events = list(conditions.check(binary, env=ENV))
     cases, false, keep, kept, lines = conditions.summary(events)
     kms, ms = conditions.kept_ms(events)

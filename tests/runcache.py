@@ -13,11 +13,14 @@ at its end), and only for a command made of -q, --no-dpi, --timing, -r FILE and 
 database does not exist yet: those options set independent things, so their order does not
 change what iwscope does (files keep theirs). The key is the binary and every input file (path,
 size, modification time), the options and the sanitizer settings in the environment.
+
+value() does the same for what a test computes from files (what tshark reads in a capture).
 """
 import fcntl
 import hashlib
 import json
 import os
+import pickle
 import shutil
 import subprocess
 
@@ -85,6 +88,30 @@ def run(binary, args, env=None, timeout=None):
             for sfx in meta["files"]:
                 shutil.copyfile(base + ".db" + sfx, db + sfx)
             return meta["rc"], open(base + ".out", "rb").read(), open(base + ".err", "rb").read()
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def value(what, files, compute):
+    """compute() once per session for what (a name) and the files it reads (their path, size
+    and modification time are in the key): another test, in this job or another, gets what the
+    first computed (a picklable value). Without IWSCOPE_RUN_CACHE, compute() every time."""
+    folder = os.environ.get("IWSCOPE_RUN_CACHE")
+    if not folder:
+        return compute()
+    k = hashlib.sha1(json.dumps([what] + [_stamp(f) for f in files]).encode()).hexdigest()
+    base = os.path.join(folder, "v-" + k)
+    with open(base + ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            if os.path.exists(base + ".pickle"):
+                with open(base + ".pickle", "rb") as f:
+                    return pickle.load(f)
+            v = compute()
+            with open(base + ".tmp", "wb") as f:
+                pickle.dump(v, f)
+            os.replace(base + ".tmp", base + ".pickle")
+            return v
         finally:
             fcntl.flock(lock, fcntl.LOCK_UN)
 
