@@ -5,7 +5,8 @@ ASan+UBSan build, prints PASS / FAIL / SKIP per test and ends with `N passed, N 
     python3 tests/run.py [-k SUBSTRING]... [-v] [--list] [--jobs N] [--times [N]]
 
 -k selects the tests whose name holds SUBSTRING; given more than once, those that hold any.
---jobs N runs N tests side by side (default: 2 where the process may use two CPUs, else 1).
+--jobs N runs N tests side by side (default: 2 where the process may use two CPUs, else 1),
+and with N > 1 the WAITING areas in one job more.
 --times [N] prints, before the totals, the N slowest tests (default 15) with each one's wall
 time and the CPU time it and the processes it started used.
 
@@ -22,6 +23,8 @@ time the machine (a live capture, a replay, a delay line, a signal in the middle
 ALONE) run last, with none of the others beside them: side by side with each other only (each
 makes network namespaces of its own, named with its process id; they mostly wait, for a
 replay's pace, a delay line or a lab's traffic). Within each part the units in LONG start first.
+The WAITING areas (the PostgreSQL and ClickHouse servers' tests, which mostly wait for them)
+run in one more job beside the others, as they did beside one.
 """
 import glob
 import json
@@ -44,11 +47,14 @@ import helpers  # noqa: E402
 BUNDLED = ("area_pg", "area_ch", "area_ui", "area_golden")
 # what the machine's timing decides: live capture, replay, the truth labs' delay lines, SIGINT
 ALONE = ("live", "replay", "sigint", "pipe-that-stays-open")
+# BUNDLED areas that mostly wait (for their servers to start, stop and come back: a tenth to a
+# third of their time on a CPU): run in a job of their own beside the --jobs others
+WAITING = ("area_pg", "area_ch")
 # the longest tests (or BUNDLED areas), longest first (tests/run.py --times): started first so
 # that no job is left running a long one alone at the end. Only the order: every test runs.
 LONG = ("shared-captures[asan]", "truth-under-users-conditions[release]", "area_ui",
         "tshark-crosscheck-test-captures[asan]", "real-verdicts-read-by-eye[release]",
-        "fuzz-smoke[release]", "area_ch", "area_pg", "quictruth-conditions[release]",
+        "fuzz-smoke[release]", "quictruth-conditions[release]",
         "names-vs-tshark-shared-captures[release]", "threads-give-the-same-rows[release]",
         "quic-connections-as-tshark-sees-them[asan]", "truth-lab-live[release]")
 
@@ -158,29 +164,36 @@ def job(tests, units, verbose, ask, answer):
     sys.exit(0)  # the servers this job started stop (atexit)
 
 
-def side_by_side(tests, units, jobs, verbose, tally):
-    workers = {}  # fd it reports on -> (pid, file it reads its units from, read buffer)
-    for _ in range(min(jobs, len(units))):
-        ask_r, ask_w = os.pipe()
-        ans_r, ans_w = os.pipe()
-        sys.stdout.flush()  # else a job would print what the runner had buffered again
-        sys.stderr.flush()
-        pid = os.fork()
-        if pid == 0:
-            os.close(ask_r)
-            os.close(ans_w)
-            for fd, _w in workers.items():
-                os.close(fd)
-                _w[1].close()
-            job(tests, units, verbose, ask_w, ans_r)
-        os.close(ask_w)
-        os.close(ans_r)
-        workers[ask_r] = (pid, os.fdopen(ans_w, "w"), b"")
-    nxt = 0
+def side_by_side(tests, lanes, verbose, tally):
+    """Runs the units of each lane, a list of (units, number of jobs), on that many forked jobs
+    of its own; returns how many tests they held."""
+    units = [u for lane, _ in lanes for u in lane]
+    queues, first = [], 0
+    for lane, _ in lanes:
+        queues.append(list(range(first, first + len(lane))))
+        first += len(lane)
+    workers = {}  # fd it reports on -> (pid, file it reads its units from, read buffer, lane)
+    for q, (lane, jobs) in enumerate(lanes):
+        for _ in range(min(jobs, len(lane))):
+            ask_r, ask_w = os.pipe()
+            ans_r, ans_w = os.pipe()
+            sys.stdout.flush()  # else a job would print what the runner had buffered again
+            sys.stderr.flush()
+            pid = os.fork()
+            if pid == 0:
+                os.close(ask_r)
+                os.close(ans_w)
+                for fd, _w in workers.items():
+                    os.close(fd)
+                    _w[1].close()
+                job(tests, units, verbose, ask_w, ans_r)
+            os.close(ask_w)
+            os.close(ans_r)
+            workers[ask_r] = (pid, os.fdopen(ans_w, "w"), b"", q)
     while workers:
         ready, _, _ = select.select(list(workers), [], [])
         for fd in ready:
-            pid, tell, buf = workers[fd]
+            pid, tell, buf, q = workers[fd]
             data = os.read(fd, 65536)
             if not data:  # the job ended (or died: its tests were not reported)
                 os.waitpid(pid, 0)
@@ -192,13 +205,12 @@ def side_by_side(tests, units, jobs, verbose, tally):
             while b"\n" in buf:
                 line, buf = buf.split(b"\n", 1)
                 if line == b"ready":
-                    tell.write("%d\n" % (nxt if nxt < len(units) else -1))
+                    tell.write("%d\n" % (queues[q].pop(0) if queues[q] else -1))
                     tell.flush()
-                    nxt += 1
                 else:
                     i, status, secs, text, cpu = json.loads(line)
                     tally.show(tests[i][0], status, secs, text, cpu)
-            workers[fd] = (pid, tell, buf)
+            workers[fd] = (pid, tell, buf, q)
     return sum(len(u) for u in units)
 
 
@@ -210,7 +222,7 @@ def main():
     signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGQUIT, lambda *_: sys.exit(131))
     args = sys.argv[1:]
-    # what tshark read, shared by the jobs (tests/tshark_check.py reads it at import)
+    # what tshark read, shared by the jobs (tests/tshark_check.py reads it when used)
     # every test's files in one folder, in memory where there is room (see scratch_root)
     top = tempfile.mkdtemp(prefix="iwscope-tests-", dir=scratch_root())
     os.chmod(top, 0o755)  # the servers run as postgres and clickhouse, -Z drops to nobody
@@ -305,15 +317,18 @@ def run_all(args):
     tally = Tally()
     t0 = time.time()
     units, alone = units_of(tests)
-    for part in (units, alone):  # the ALONE tests once all the others have ended
+    waiting = [u for u in units if tests[u[0]][3] in WAITING]
+    units = [u for u in units if tests[u[0]][3] not in WAITING]
+    # the WAITING areas in a lane of their own beside the others; then the ALONE tests
+    for part in ([(units, jobs), (waiting, 1)], [(alone, jobs)]):
         if jobs > 1:
             before = sum(tally.n.values())
-            lost = side_by_side(tests, part, jobs, verbose, tally) - (sum(tally.n.values()) - before)
+            lost = side_by_side(tests, part, verbose, tally) - (sum(tally.n.values()) - before)
             if lost:  # a job that died took its tests with it: each counts as failed
                 tally.n["FAIL"] += lost
                 print("FAIL %d tests: their job ended before reporting them" % lost)
             continue
-        for i in (i for u in part for i in u):
+        for i in (i for lane, _ in part for u in lane for i in u):
             name, fn, binary, _ = tests[i]
             tally.show(name, *run_one(name, fn, binary, verbose))
     if "--times" in args:
