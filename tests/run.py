@@ -20,9 +20,12 @@ Side by side: each job is a process forked after the areas are loaded, which ask
 its next test and reports how it went. The tests of an area in BUNDLED run in one job, in
 order (they share a server the job starts, or a pool their first test starts). The tests that
 time the machine (a live capture, a replay, a delay line, a signal in the middle of a run:
-ALONE) run last, with none of the others beside them: side by side with each other only (each
-makes network namespaces of its own, named with its process id; they mostly wait, for a
-replay's pace, a delay line or a lab's traffic). Within each part the units in LONG start first.
+ALONE) run last, with none of the others beside them: side by side with each other only, on
+one job more than --jobs (each makes network namespaces of its own, named with its process id;
+they mostly wait, for a replay's pace or a lab's traffic: a third to a half of their time on a
+CPU). Then the truth labs made again live (SOLO: their delay lines and applications are timed
+to the millisecond), one at a time with nothing beside them. Within each part the units in LONG
+start first.
 The WAITING areas (the PostgreSQL and ClickHouse servers' tests, which mostly wait for them)
 run in one more job beside the others, as they did beside one.
 """
@@ -47,6 +50,8 @@ import helpers  # noqa: E402
 BUNDLED = ("area_pg", "area_ch", "area_ui", "area_golden")
 # what the machine's timing decides: live capture, replay, the truth labs' delay lines, SIGINT
 ALONE = ("live", "replay", "sigint", "pipe-that-stays-open")
+# ... and of those, the ones run with nothing at all beside them: the truth labs made again
+SOLO = ("truth-lab-live", "quictruth-lab-live")
 # BUNDLED areas that mostly wait (for their servers to start, stop and come back: a tenth to a
 # third of their time on a CPU): run in a job of their own beside the --jobs others
 WAITING = ("area_pg", "area_ch")
@@ -56,7 +61,7 @@ LONG = ("shared-captures[asan]", "truth-under-users-conditions[release]", "area_
         "tshark-crosscheck-test-captures[asan]", "real-verdicts-read-by-eye[release]",
         "fuzz-smoke[release]", "quictruth-conditions[release]",
         "names-vs-tshark-shared-captures[release]", "threads-give-the-same-rows[release]",
-        "quic-connections-as-tshark-sees-them[asan]", "truth-lab-live[release]")
+        "quic-connections-as-tshark-sees-them[asan]")
 
 
 def load_areas():
@@ -118,10 +123,12 @@ class Tally:
 
 def units_of(tests):
     """The side-by-side part as units a job takes whole (a BUNDLED area's tests, or one test),
-    and the ALONE tests, one a unit: lists of indices into tests."""
-    units, alone, bundles = [], [], {}
+    the ALONE tests and the SOLO ones, one a unit: lists of indices into tests."""
+    units, alone, solo, bundles = [], [], [], {}
     for i, (name, _, _, area) in enumerate(tests):
-        if any(a in name for a in ALONE):
+        if any(a in name for a in SOLO):
+            solo.append(i)
+        elif any(a in name for a in ALONE):
             alone.append(i)
         elif area in BUNDLED:
             if area not in bundles:
@@ -130,7 +137,7 @@ def units_of(tests):
             bundles[area].append(i)
         else:
             units.append([i])
-    return by_length(units, tests), by_length([[i] for i in alone], tests)
+    return by_length(units, tests), by_length([[i] for i in alone], tests), [[i] for i in solo]
 
 
 def by_length(units, tests):
@@ -316,11 +323,12 @@ def run_all(args):
         min(2, len(os.sched_getaffinity(0)))
     tally = Tally()
     t0 = time.time()
-    units, alone = units_of(tests)
+    units, alone, solo = units_of(tests)
     waiting = [u for u in units if tests[u[0]][3] in WAITING]
     units = [u for u in units if tests[u[0]][3] not in WAITING]
-    # the WAITING areas in a lane of their own beside the others; then the ALONE tests
-    for part in ([(units, jobs), (waiting, 1)], [(alone, jobs)]):
+    # the WAITING areas in a lane of their own beside the others; then the ALONE tests on one
+    # job more (they mostly wait); then the SOLO ones, one at a time
+    for part in ([(units, jobs), (waiting, 1)], [(alone, jobs + 1)], [(solo, 1)]):
         if jobs > 1:
             before = sum(tally.n.values())
             lost = side_by_side(tests, part, verbose, tally) - (sum(tally.n.values()) - before)
