@@ -21,11 +21,10 @@ its next test and reports how it went. The tests of an area in BUNDLED run in on
 order (they share a server the job starts, or a pool their first test starts). The tests that
 time the machine (a live capture, a replay, a delay line, a signal in the middle of a run:
 ALONE) run last, with none of the others beside them: side by side with each other only, on
-one job more than --jobs (each makes network namespaces of its own, named with its process id;
-they mostly wait, for a replay's pace or a lab's traffic: a third to a half of their time on a
-CPU). Then the truth labs made again live (SOLO: their delay lines and applications are timed
-to the millisecond), one at a time with nothing beside them. Within each part the units in LONG
-start first.
+--jobs jobs (each makes network namespaces of its own, named with its process id; they mostly
+wait, for a replay's pace or a lab's traffic). Then the truth labs made again live (SOLO: their
+delay lines and applications are timed to the millisecond), one at a time with nothing beside
+them. Within each part the units in LONG start first.
 The WAITING areas (the PostgreSQL and ClickHouse servers' tests, which mostly wait for them)
 run in one more job beside the others, as they did beside one.
 """
@@ -326,9 +325,9 @@ def run_all(args):
     units, alone, solo = units_of(tests)
     waiting = [u for u in units if tests[u[0]][3] in WAITING]
     units = [u for u in units if tests[u[0]][3] not in WAITING]
-    # the WAITING areas in a lane of their own beside the others; then the ALONE tests on one
-    # job more (they mostly wait); then the SOLO ones, one at a time
-    for part in ([(units, jobs), (waiting, 1)], [(alone, jobs + 1)], [(solo, 1)]):
+    # the WAITING areas in a lane of their own beside the others; then the ALONE tests; then
+    # the SOLO ones, one at a time
+    for part in ([(units, jobs), (waiting, 1)], [(alone, jobs)], [(solo, 1)]):
         if jobs > 1:
             before = sum(tally.n.values())
             lost = side_by_side(tests, part, verbose, tally) - (sum(tally.n.values()) - before)
