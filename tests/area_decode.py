@@ -15,8 +15,8 @@ def manifest():
 
 def make_link_test(cap, mode, src):
     def fn(binary, tmp):
-        want = strip_ids(rows(analyse(binary, [os.path.join(PCAPS, src)], tmp, ["--no-dpi"], "a.db")))
-        got = strip_ids(rows(analyse(binary, [os.path.join(PCAPS, "link", cap)], tmp, ["--no-dpi"], "b.db")))
+        want = strip_ids(rows(analyse_shared(binary, [os.path.join(PCAPS, src)], tmp, ["--no-dpi"], "a.db")))
+        got = strip_ids(rows(analyse_shared(binary, [os.path.join(PCAPS, "link", cap)], tmp, ["--no-dpi"], "b.db")))
         if not want:
             raise AssertionError("source gave no flows")
         eq(len(got), len(want), "flow count")
@@ -49,7 +49,7 @@ def t_tshark_ours(binary, tmp):
                   glob.glob(os.path.join(PCAPS, "*.pcap")))
     tshark_check.prefetch(caps, tmp)
     def one(i, cap):
-        return tshark_check.compare(analyse(binary, [cap], tmp, ["--no-dpi"], "x%d.db" % i), cap)
+        return tshark_check.compare(analyse_shared(binary, [cap], tmp, ["--no-dpi"], "x%d.db" % i), cap)
 
     with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
         results = list(pool.map(one, range(len(caps)), caps))

@@ -10,6 +10,36 @@ quiccheck = quic_importlib.module_from_spec(quic_spec)
 quic_spec.loader.exec_module(quiccheck)
 
 
+# Both builds' tests compare with the same tshark reads, and the ASan one's iwscope runs are
+# shared-captures[asan]'s own (the same command): each made once per session (tests/runcache.py).
+_quiccheck_tshark = quiccheck.tshark_connections
+
+
+def _tshark_connections(path):
+    """quiccheck.tshark_connections(path), read once per session."""
+    return runcache.value("quiccheck.tshark_connections", [path], lambda: _quiccheck_tshark(path))
+
+
+def _iwscope_connections(binary, path, d):
+    """quiccheck.iwscope_connections (its command and rows) with the suite's environment, the
+    run shared with the other tests that make it."""
+    db = os.path.join(d, os.path.basename(path) + ".db")
+    rc, _, err = runcache.run(binary, ["-q", "-r", path, "-o", db], ENV)
+    if not os.path.exists(db):
+        raise RuntimeError("%s: iwscope exited %d: %s" % (path, rc, err.decode(errors="replace").strip()))
+    con = sqlite3.connect(db)
+    con.row_factory = sqlite3.Row
+    got = con.execute("SELECT client_port, server_port, quic_version, server_name, alpn FROM flows "
+                      "WHERE transport = 'quic'").fetchall()
+    con.close()
+    return [((r["client_port"], r["server_port"]), {"version": r["quic_version"], "sni": r["server_name"] or "",
+                                                    "alpn": r["alpn"] or ""}) for r in got]
+
+
+quiccheck.tshark_connections = _tshark_connections
+quiccheck.iwscope_connections = _iwscope_connections
+
+
 def quic_shared():
     if not os.path.isdir(SHARED):
         raise Skip("../shared/captures not present")

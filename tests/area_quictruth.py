@@ -45,6 +45,10 @@ def t_quictruth_conditions(binary, tmp):
     the side not seen; the two files say what the whole capture says."""
     if not shutil.which("tcpdump") or not shutil.which("editcap"):
         raise Skip("tcpdump or editcap not installed")
+    first = sorted(glob.glob(os.path.join(PCAPS, "quictruth", "*.truth.json")))[0]
+    pcap = first.replace(".truth.json", ".mid.pcap")
+    eq(conditions.same_as_tcpdump(pcap, "udp src port %d" % json.load(open(first))["server_port"], tmp),
+       True, "conditions.tcpdump_w writes what tcpdump -w writes")
     n, bad = 0, []
     for case, ok, detail in quictruthcheck.check_conditions(binary):
         n += 1

@@ -18,12 +18,18 @@ def t_threads_same(binary, tmp):
     """--threads 1 and 2 write the same rows and run counters, capture by capture (nDPI sees
     each flow's packets in the same order on its own thread). Release only: the ASan build runs
     the two-thread path on every capture of shared-captures, and TSan has its own test."""
-    n = 0
-    for i, cap in enumerate(thread_captures(tmp)):
+    def both(i, cap):
         got = {}
         for t in ("1", "2"):
             db = analyse(binary, [cap], tmp, ["--threads", t], "t%d-%s.db" % (i, t))
             got[t] = (comparable(rows(db, "SELECT * FROM flows")), rows(db, RUN_COUNTERS))
+        return got
+
+    caps = thread_captures(tmp)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+        runs = list(pool.map(both, range(len(caps)), caps))  # one capture per core at a time
+    n = 0
+    for cap, got in zip(caps, runs):
         eq(got["2"][1], got["1"][1], "run counters, --threads 2 vs 1 on " + cap)
         if got["2"][0] != got["1"][0]:
             diff = [(x, y) for x, y in zip(got["2"][0], got["1"][0]) if x != y][:1]

@@ -13,7 +13,7 @@ def make_truth_test(scn):
     def fn(binary, tmp):
         bad = []
         n = 0
-        for case, ok, detail in truthcheck.check(binary, scn):
+        for case, ok, detail in truthcheck.check(binary, scn, env=ENV):
             n += 1
             if not ok:
                 bad.append("%s: %s" % (case, detail))
@@ -40,7 +40,10 @@ def t_truth_conditions(binary, tmp):
     super-packets, seen without the receiver's SYN, show no segment size)."""
     if not shutil.which("editcap") or not shutil.which("tcpdump"):
         raise Skip("editcap or tcpdump not installed")
-    events = list(conditions.check(binary))
+    # the one-direction files are tcpdump's, written in this process (conditions.tcpdump_w)
+    eq(conditions.same_as_tcpdump(truth_pcap("iw10.mid"), "tcp src port 8080", tmp), True,
+       "conditions.tcpdump_w writes what tcpdump -w writes")
+    events = list(conditions.check(binary, env=ENV))
     cases, false, keep, kept, lines = conditions.summary(events)
     kms, ms = conditions.kept_ms(events)
     if cases < 1500:
@@ -196,6 +199,16 @@ def real_expectations():
     return out
 
 
+def verdict_rows(binary, path, tmp, i):
+    """tools/verdicts.py's analyse(): its command and its rows (none without a database), the
+    run shared with the names' test, which makes the same one (tests/runcache.py)."""
+    db = os.path.join(tmp, "v%d.db" % i)
+    runcache.run(binary, ["-q", "-r", path, "-o", db], ENV)
+    if not os.path.exists(db):
+        return []
+    return rows(db, "SELECT * FROM flows ORDER BY ts_us")
+
+
 def judge(expect, lim, segs):
     """Whether a verdict (iw_limit, iw_segs) is what a reader of the packets expects: IWn, lower
     (no exact verdict) or lower<=n (and any lower bound at most n)."""
@@ -218,7 +231,7 @@ def t_real_verdicts(binary, tmp):
     want = real_expectations()
     caps = sorted({c for c, _, _ in want} | {os.path.relpath(p, SHARED) for p in verdicts.captures([])})
     def one(i, rel):
-        return rel, verdicts.analyse(binary, os.path.join(SHARED, rel), tmp, i)
+        return rel, verdict_rows(binary, os.path.join(SHARED, rel), tmp, i)
     with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
         results = list(pool.map(lambda a: one(*a), enumerate(caps)))
     bad, judged, exact, per_server = [], 0, 0, {}

@@ -446,7 +446,8 @@ def t_plots(binary, tmp):
     rc, listing, _ = run(["plot", db, "-o", out], binary, 0)
     files = ["iw_histogram.svg", "ff_bytes_cdf.svg", "syn_window.svg", "rtt_vs_ff.svg"]
     eq([os.path.basename(l) for l in listing.split()], files, "files")
-    dom = {f: chromium(tmp, "--dump-dom", "file://" + os.path.join(out, f)) for f in files}
+    with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:  # a Chromium per core
+        dom = dict(zip(files, pool.map(lambda f: chromium(tmp, "--dump-dom", "file://" + os.path.join(out, f)), files)))
     bars = {(m.group(1), m.group(2)): int(m.group(3)) for m in re.finditer(
         r'<rect class="bar" data-series="([^"]+)" data-label="([^"]+)" data-value="(\d+)"', dom["iw_histogram.svg"])}
     eq(bars, {("exact (cwnd)", "IW3"): 2, ("exact (cwnd)", "IW10"): 2, ("exact (cwnd)", "IW16"): 3,
@@ -526,11 +527,13 @@ def ui_check_fit(tmp, out, files):
     """Each chart's texts, as Chromium lays them out, inside its viewBox and none over another
     (a pixel of slack: glyph boxes include the line's leading)."""
     import xml.etree.ElementTree as ET
-    for name in files:
+    with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:  # a Chromium per core
+        measured = list(pool.map(lambda name: ui_measure(tmp, os.path.join(out, name)), files))
+    for name, laid_out in zip(files, measured):
         path = os.path.join(out, name)
         root = ET.parse(path).getroot()
         w, h = (float(v) for v in root.get("viewBox").split()[2:])
-        texts = [t for t in ui_measure(tmp, path) if t["text"].strip()]
+        texts = [t for t in laid_out if t["text"].strip()]
         assert texts, name
         for t in texts:
             pts = ui_corners(t)

@@ -16,6 +16,8 @@ capture judges exact (with timestamps), how many the sender's own direction stil
 
 Used by tests/area_truth.py; alone: python3 tests/conditions.py BINARY [-v] [SCENARIO ...]."""
 import concurrent.futures
+import ctypes
+import ctypes.util
 import glob
 import json
 import os
@@ -25,6 +27,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import runcache  # noqa: E402
 import truthcheck  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -42,8 +45,7 @@ def derive(pcap, cond, port, d, proto="tcp"):
         out = "%s.%s" % (base, which)
         if not os.path.exists(out):
             expr = "%s %s port %d" % (proto, "src" if which == "server" else "dst", port)
-            subprocess.run(["tcpdump", "-r", pcap, "-w", out, expr], check=True,
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            tcpdump_w(pcap, out, expr)
         return out
 
     if cond in ("server", "client"):
@@ -56,14 +58,90 @@ def derive(pcap, cond, port, d, proto="tcp"):
     return [out]
 
 
-def analyse(binary, inputs, d, tag):
+class _Bpf(ctypes.Structure):
+    _fields_ = [("bf_len", ctypes.c_uint), ("bf_insns", ctypes.c_void_p)]
+
+
+def _libpcap():
+    """libpcap with the prototypes tcpdump_w calls, or None."""
+    name = ctypes.util.find_library("pcap")
+    if not name:
+        return None
+    lib = ctypes.CDLL(name)
+    lib.pcap_open_offline_with_tstamp_precision.restype = ctypes.c_void_p
+    lib.pcap_open_offline_with_tstamp_precision.argtypes = [ctypes.c_char_p, ctypes.c_uint, ctypes.c_char_p]
+    lib.pcap_compile.argtypes = [ctypes.c_void_p, ctypes.POINTER(_Bpf), ctypes.c_char_p, ctypes.c_int,
+                                 ctypes.c_uint32]
+    lib.pcap_setfilter.argtypes = [ctypes.c_void_p, ctypes.POINTER(_Bpf)]
+    lib.pcap_dump_open.restype = ctypes.c_void_p
+    lib.pcap_dump_open.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
+    lib.pcap_loop.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p]
+    lib.pcap_dump_close.argtypes = [ctypes.c_void_p]
+    lib.pcap_freecode.argtypes = [ctypes.POINTER(_Bpf)]
+    lib.pcap_close.argtypes = [ctypes.c_void_p]
+    return lib
+
+
+_PCAP = _libpcap()
+
+
+def tcpdump_w(pcap, out, expr):
+    """What `tcpdump -r PCAP -w OUT EXPR` writes, made in this process by the libpcap calls
+    tcpdump makes (the file opened with microsecond times, EXPR compiled optimised, and each
+    packet that passes written by pcap_dump): a tcpdump process per file took ~22 ms of CPU,
+    and the conditions make hundreds. tcpdump itself where libpcap cannot be loaded; the test
+    compares the two on one capture each run (same_as_tcpdump)."""
+    if _PCAP is None:
+        return _tcpdump_w(pcap, out, expr)
+    err = ctypes.create_string_buffer(256)
+    p = _PCAP.pcap_open_offline_with_tstamp_precision(pcap.encode(), 0, err)  # 0: microseconds
+    if not p:
+        raise RuntimeError("%s: %s" % (pcap, err.value.decode(errors="replace")))
+    prog = _Bpf()
+    try:
+        if _PCAP.pcap_compile(p, ctypes.byref(prog), expr.encode(), 1, 0) != 0 or \
+                _PCAP.pcap_setfilter(p, ctypes.byref(prog)) != 0:
+            raise RuntimeError("%s: cannot filter with %r" % (pcap, expr))
+        dumper = _PCAP.pcap_dump_open(p, out.encode())
+        if not dumper:
+            raise RuntimeError("cannot write " + out)
+        # pcap_dump is the callback itself: every packet is written in C, as tcpdump does
+        rc = _PCAP.pcap_loop(p, -1, ctypes.cast(_PCAP.pcap_dump, ctypes.c_void_p), dumper)
+        _PCAP.pcap_dump_close(dumper)
+        if rc == -1:
+            raise RuntimeError("%s: read error" % pcap)
+    finally:
+        _PCAP.pcap_freecode(ctypes.byref(prog))
+        _PCAP.pcap_close(p)
+
+
+def _tcpdump_w(pcap, out, expr):
+    subprocess.run(["tcpdump", "-r", pcap, "-w", out, expr], check=True,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def same_as_tcpdump(pcap, expr, d):
+    """Whether tcpdump_w(pcap) writes the very bytes tcpdump writes."""
+    a, b = os.path.join(d, "same.mine"), os.path.join(d, "same.tcpdump")
+    tcpdump_w(pcap, a, expr)
+    _tcpdump_w(pcap, b, expr)
+    return open(a, "rb").read() == open(b, "rb").read()
+
+
+def analyse(binary, inputs, d, tag, env=None, shared=False):
+    """{client port: [rows]} of the inputs read as one capture. shared: the run is one other
+    tests of the session make too (the whole capture: tests/runcache.py)."""
     db = os.path.join(d, tag + ".db")
-    cmd = [binary, "-q", "--no-dpi", "-o", db]
+    args = ["-q", "--no-dpi", "-o", db]
     for i in inputs:
-        cmd += ["-r", i]
-    r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    if r.returncode != 0 or not os.path.exists(db):
-        raise RuntimeError("%s exited %d: %s" % (" ".join(cmd), r.returncode, r.stderr))
+        args += ["-r", i]
+    if shared:
+        rc, _, err = runcache.run(binary, args, env)
+    else:
+        r = subprocess.run([binary] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+        rc, err = r.returncode, r.stderr
+    if rc != 0 or not os.path.exists(db):
+        raise RuntimeError("%s exited %d: %s" % (" ".join([binary] + args), rc, err.decode(errors="replace")))
     con = sqlite3.connect(db)
     con.row_factory = sqlite3.Row
     rows = {}
@@ -102,7 +180,7 @@ def want_limit(t, vantage):
     return t.get("at", {}).get(vantage, {}).get("limit", t["limit"])
 
 
-def scenario_events(binary, path, d):
+def scenario_events(binary, path, d, env=None):
     """The events of one scenario (see check), its derived captures made in directory d."""
     out = []
     truth = json.load(open(path))
@@ -113,9 +191,9 @@ def scenario_events(binary, path, d):
         if not os.path.exists(pcap):
             continue
         port = truth["flows"][0]["server_port"]
-        whole = analyse(binary, [pcap], d, "%s.%s.whole" % (name, vantage))
+        whole = analyse(binary, [pcap], d, "%s.%s.whole" % (name, vantage), env, shared=True)
         for cond in CONDITIONS:
-            rows = analyse(binary, derive(pcap, cond, port, d), d, "%s.%s.%s" % (name, vantage, cond))
+            rows = analyse(binary, derive(pcap, cond, port, d), d, "%s.%s.%s" % (name, vantage, cond), env)
             for t in truth["flows"]:
                 p = "c" if t["sender"] == "client" else "s"
                 case = "%s/%s/%s/%s:%d" % (name, vantage, cond, t["sender"], t["client_port"])
@@ -139,7 +217,7 @@ def scenario_events(binary, path, d):
     return out
 
 
-def check(binary, scenarios=None, truth_dir=TRUTH):
+def check(binary, scenarios=None, truth_dir=TRUTH, env=None):
     """Yields ("false", case, detail) for each false statement and ("keep", case, kept) for each
     flight the whole capture judges exact with timestamps, kept or not by its sender's own
     direction; ("case", case, None) for every flight judged. Scenarios run side by side."""
@@ -147,7 +225,7 @@ def check(binary, scenarios=None, truth_dir=TRUTH):
              if not scenarios or json.load(open(p))["scenario"] in scenarios]
     with tempfile.TemporaryDirectory() as d:
         with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
-            for events in pool.map(lambda p: scenario_events(binary, p, d), paths):
+            for events in pool.map(lambda p: scenario_events(binary, p, d, env), paths):
                 yield from events
 
 

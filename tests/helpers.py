@@ -27,6 +27,7 @@ import hostile  # noqa: E402
 import tshark_check  # noqa: E402
 import truthcheck  # noqa: E402
 import conditions  # noqa: E402
+import runcache  # noqa: E402
 
 REL = os.path.join(ROOT, "build", "iwscope")
 DBG = os.path.join(ROOT, "build-debug", "iwscope")
@@ -67,13 +68,17 @@ def test(name, binaries=("release",)):
 def run(args, binary=REL, check_rc=None, stdin=None, timeout=300):
     r = subprocess.run([binary] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                        env=ENV, input=stdin, timeout=timeout)
-    out, err = r.stdout.decode(errors="replace"), r.stderr.decode(errors="replace")
+    return _checked(args, check_rc, r.returncode, r.stdout, r.stderr)
+
+
+def _checked(args, check_rc, rc, out, err):
+    out, err = out.decode(errors="replace"), err.decode(errors="replace")
     if "Sanitizer" in err or "runtime error:" in err:
         raise AssertionError("sanitizer report:\n" + err[-3000:])
-    if check_rc is not None and r.returncode != check_rc:
-        raise AssertionError("%s exited %d (want %d): %s" % (" ".join(args), r.returncode,
+    if check_rc is not None and rc != check_rc:
+        raise AssertionError("%s exited %d (want %d): %s" % (" ".join(args), rc,
                                                             check_rc, err.strip()[-1000:]))
-    return r.returncode, out, err
+    return rc, out, err
 
 
 def rows(db, sql="SELECT * FROM flows ORDER BY ts_us, client_port"):
@@ -95,6 +100,19 @@ def analyse(binary, pcaps, tmp, extra=(), name="t.db", rc=0):
     for p in pcaps:
         args += ["-r", p]
     run(args + ["-o", db] + list(extra), binary, check_rc=rc)
+    return db
+
+
+def analyse_shared(binary, pcaps, tmp, extra=(), name="t.db", rc=0):
+    """analyse() of committed captures that other tests read with the same command: the run is
+    made once per test session (tests/runcache.py) and each test gets a copy of its database,
+    its exit status and its stderr, checked here as run() checks them."""
+    db = os.path.join(tmp, name)
+    args = ["-q"]
+    for p in pcaps:
+        args += ["-r", p]
+    args += ["-o", db] + list(extra)
+    _checked(args, rc, *runcache.run(binary, args, ENV, timeout=300))
     return db
 
 
@@ -254,7 +272,7 @@ def wait_for(cond, timeout, what):
         v = cond()
         if v:
             return v
-        time.sleep(0.2)
+        time.sleep(0.05)  # what is waited for is seen within 50 ms (each wait cost 0.1 s more at 0.2)
     raise AssertionError("timed out waiting for " + what)
 
 

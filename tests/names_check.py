@@ -19,7 +19,6 @@ test run for the SYN cross-checks and the names alike)."""
 import concurrent.futures
 import os
 import sqlite3
-import subprocess
 import sys
 import tempfile
 
@@ -27,6 +26,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 SHARED = os.path.normpath(os.path.join(ROOT, "..", "shared", "captures"))
 sys.path.insert(0, HERE)
+import runcache  # noqa: E402
 import tshark_check  # noqa: E402
 
 
@@ -72,9 +72,8 @@ def _tshark_names(pcaps, tmp, jobs=None):
 def stored_names(binary, pcap, db, env=None):
     """{(client ip, client port, server ip, server port): [server_name, ...]} or None when
     iwscope wrote no database. A sanitizer's report raises AssertionError."""
-    r = subprocess.run([binary, "-q", "-r", pcap, "-o", db], stdout=subprocess.DEVNULL,
-                       stderr=subprocess.PIPE, env=env, timeout=300)
-    err = r.stderr.decode(errors="replace")
+    _, _, err = runcache.run(binary, ["-q", "-r", pcap, "-o", db], env, timeout=300)
+    err = err.decode(errors="replace")
     if "Sanitizer" in err or "runtime error:" in err:
         raise AssertionError("%s: sanitizer report:\n%s" % (pcap, err[-3000:]))
     if not os.path.exists(db):

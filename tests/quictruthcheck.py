@@ -10,6 +10,7 @@ server's qlog) at every vantage point (client, mid, server). Nothing false may b
   - quic_s_preval <= 3 * quic_c_preval (no server seen past the limit: ngtcp2 keeps it).
 
 Used by tests/area_quictruth.py; run alone for a table: python3 tests/quictruthcheck.py BINARY [-v]."""
+import concurrent.futures
 import glob
 import json
 import os
@@ -118,16 +119,24 @@ def condition_problems(truth, rows, cond):
 
 
 def check_conditions(binary, scenario="*", truth_dir=TRUTH):
-    """Yields (case, ok, detail) for every scenario, vantage point and condition."""
+    """Yields (case, ok, detail) for every scenario, vantage point and condition, in that order;
+    the captures of each scenario and vantage point are made and read one per core at a time."""
+    def one(d, truth, vantage):
+        pcap = os.path.join(truth_dir, "%s.%s.pcap" % (truth["scenario"], vantage))
+        out = []
+        for cond in CONDITIONS:
+            rows = analyse_many(binary, conditions.derive(pcap, cond, truth["server_port"], d, "udp"))
+            bad = condition_problems(truth, rows, cond)
+            out.append(("%s/%s/%s" % (truth["scenario"], vantage, cond), not bad, "; ".join(bad)))
+        return out
+
+    todo = [(json.load(open(path)), vantage)
+            for path in sorted(glob.glob(os.path.join(truth_dir, scenario + ".truth.json")))
+            for vantage in VANTAGES]
     with tempfile.TemporaryDirectory() as d:
-        for path in sorted(glob.glob(os.path.join(truth_dir, scenario + ".truth.json"))):
-            truth = json.load(open(path))
-            for vantage in VANTAGES:
-                pcap = os.path.join(truth_dir, "%s.%s.pcap" % (truth["scenario"], vantage))
-                for cond in CONDITIONS:
-                    rows = analyse_many(binary, conditions.derive(pcap, cond, truth["server_port"], d, "udp"))
-                    bad = condition_problems(truth, rows, cond)
-                    yield "%s/%s/%s" % (truth["scenario"], vantage, cond), not bad, "; ".join(bad)
+        with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+            for cases in pool.map(lambda a: one(d, *a), todo):
+                yield from cases
 
 
 def summary(truth, rows):

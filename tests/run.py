@@ -2,10 +2,13 @@
 """iwscope test suite: runs every test against the release build and (where marked) the
 ASan+UBSan build, prints PASS / FAIL / SKIP per test and ends with `N passed, N failed`.
 
-    python3 tests/run.py [-k SUBSTRING]... [-v] [--list] [--jobs N]
+    python3 tests/run.py [-k SUBSTRING]... [-v] [--list] [--jobs N] [--times [N]]
 
 -k selects the tests whose name holds SUBSTRING; given more than once, those that hold any.
---jobs N runs N tests side by side (default: 2 where the process may use two CPUs, else 1).
+--jobs N runs N tests side by side (default: 2 where the process may use two CPUs, else 1),
+and with N > 1 the WAITING areas in one job more.
+--times [N] prints, before the totals, the N slowest tests (default 15) with each one's wall
+time and the CPU time it and the processes it started used.
 
 The tests are in tests/area_*.py, one file per area, run in the order of the file names. Each
 registers its tests with @test and uses tests/helpers.py's names (run, rows, analyse, eq, Skip,
@@ -17,11 +20,18 @@ Side by side: each job is a process forked after the areas are loaded, which ask
 its next test and reports how it went. The tests of an area in BUNDLED run in one job, in
 order (they share a server the job starts, or a pool their first test starts). The tests that
 time the machine (a live capture, a replay, a delay line, a signal in the middle of a run:
-ALONE) run last, one at a time, with nothing beside them.
+ALONE) run last, with none of the others beside them: side by side with each other only, on
+--jobs jobs (each makes network namespaces of its own, named with its process id; they mostly
+wait, for a replay's pace or a lab's traffic). Then the truth labs made again live (SOLO: their
+delay lines and applications are timed to the millisecond), one at a time with nothing beside
+them. Within each part the units in LONG start first.
+The WAITING areas (the PostgreSQL and ClickHouse servers' tests, which mostly wait for them)
+run in one more job beside the others, as they did beside one.
 """
 import glob
 import json
 import os
+import resource
 import select
 import shutil
 import signal
@@ -39,6 +49,18 @@ import helpers  # noqa: E402
 BUNDLED = ("area_pg", "area_ch", "area_ui", "area_golden")
 # what the machine's timing decides: live capture, replay, the truth labs' delay lines, SIGINT
 ALONE = ("live", "replay", "sigint", "pipe-that-stays-open")
+# ... and of those, the ones run with nothing at all beside them: the truth labs made again
+SOLO = ("truth-lab-live", "quictruth-lab-live")
+# BUNDLED areas that mostly wait (for their servers to start, stop and come back: a tenth to a
+# third of their time on a CPU): run in a job of their own beside the --jobs others
+WAITING = ("area_pg", "area_ch")
+# the longest tests (or BUNDLED areas), longest first (tests/run.py --times): started first so
+# that no job is left running a long one alone at the end. Only the order: every test runs.
+LONG = ("shared-captures[asan]", "truth-under-users-conditions[release]", "area_ui",
+        "tshark-crosscheck-test-captures[asan]", "real-verdicts-read-by-eye[release]",
+        "fuzz-smoke[release]", "quictruth-conditions[release]",
+        "names-vs-tshark-shared-captures[release]", "threads-give-the-same-rows[release]",
+        "quic-connections-as-tshark-sees-them[asan]")
 
 
 def load_areas():
@@ -54,10 +76,21 @@ def load_areas():
     return out
 
 
+def cpu_seconds():
+    """User and system time of this process and of the children it has waited for."""
+    return sum(getattr(resource.getrusage(who), f) for who in (resource.RUSAGE_SELF,
+               resource.RUSAGE_CHILDREN) for f in ("ru_utime", "ru_stime"))
+
+
+CPU = {}  # test name -> CPU seconds (this process's tests; a job reports its own)
+
+
 def run_one(name, fn, binary, verbose):
-    """Runs one test in a directory of its own: (status, seconds, text to print)."""
+    """Runs one test in a directory of its own: (status, seconds, text to print). Its CPU time
+    (the test's and its waited-for children's: tests run one at a time in a process) goes to
+    CPU."""
     tmp = tempfile.mkdtemp(prefix="iwscope-test-")
-    start = time.time()
+    start, cpu = time.time(), cpu_seconds()
     try:
         note = fn(binary, tmp)
         return "PASS", time.time() - start, "  " + note if note else ""
@@ -69,14 +102,17 @@ def run_one(name, fn, binary, verbose):
         return "FAIL", time.time() - start, "".join("\n     " + line for line in lines)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+        CPU[name] = cpu_seconds() - cpu
 
 
 class Tally:
     def __init__(self):
         self.n = {"PASS": 0, "FAIL": 0, "SKIP": 0}
+        self.times = []  # (wall seconds, CPU seconds, name)
 
-    def show(self, name, status, secs, text):
+    def show(self, name, status, secs, text, cpu=None):
         self.n[status] += 1
+        self.times.append((secs, CPU.get(name) if cpu is None else cpu, name))
         if status == "SKIP":
             print("SKIP %-48s %s" % (name, text))
         else:
@@ -86,10 +122,12 @@ class Tally:
 
 def units_of(tests):
     """The side-by-side part as units a job takes whole (a BUNDLED area's tests, or one test),
-    and the ALONE tests: lists of indices into tests."""
-    units, alone, bundles = [], [], {}
+    the ALONE tests and the SOLO ones, one a unit: lists of indices into tests."""
+    units, alone, solo, bundles = [], [], [], {}
     for i, (name, _, _, area) in enumerate(tests):
-        if any(a in name for a in ALONE):
+        if any(a in name for a in SOLO):
+            solo.append(i)
+        elif any(a in name for a in ALONE):
             alone.append(i)
         elif area in BUNDLED:
             if area not in bundles:
@@ -98,7 +136,17 @@ def units_of(tests):
             bundles[area].append(i)
         else:
             units.append([i])
-    return units, alone
+    return by_length(units, tests), by_length([[i] for i in alone], tests), [[i] for i in solo]
+
+
+def by_length(units, tests):
+    """units with those holding a LONG test or area first, in LONG's order (a stable sort)."""
+    def rank(u):
+        for k, long in enumerate(LONG):
+            if any(long in (tests[i][0], tests[i][3]) for i in u):
+                return k
+        return len(LONG)
+    return sorted(units, key=rank)
 
 
 def job(tests, units, verbose, ask, answer):
@@ -114,7 +162,7 @@ def job(tests, units, verbose, ask, answer):
         for i in units[u]:
             name, fn, binary, _ = tests[i]
             status, secs, text = run_one(name, fn, binary, verbose)
-            w.write(json.dumps([i, status, secs, text]) + "\n")
+            w.write(json.dumps([i, status, secs, text, CPU[name]]) + "\n")
             w.flush()
         w.write("ready\n")
         w.flush()
@@ -122,29 +170,36 @@ def job(tests, units, verbose, ask, answer):
     sys.exit(0)  # the servers this job started stop (atexit)
 
 
-def side_by_side(tests, units, jobs, verbose, tally):
-    workers = {}  # fd it reports on -> (pid, file it reads its units from, read buffer)
-    for _ in range(min(jobs, len(units))):
-        ask_r, ask_w = os.pipe()
-        ans_r, ans_w = os.pipe()
-        sys.stdout.flush()  # else a job would print what the runner had buffered again
-        sys.stderr.flush()
-        pid = os.fork()
-        if pid == 0:
-            os.close(ask_r)
-            os.close(ans_w)
-            for fd, _w in workers.items():
-                os.close(fd)
-                _w[1].close()
-            job(tests, units, verbose, ask_w, ans_r)
-        os.close(ask_w)
-        os.close(ans_r)
-        workers[ask_r] = (pid, os.fdopen(ans_w, "w"), b"")
-    nxt = 0
+def side_by_side(tests, lanes, verbose, tally):
+    """Runs the units of each lane, a list of (units, number of jobs), on that many forked jobs
+    of its own; returns how many tests they held."""
+    units = [u for lane, _ in lanes for u in lane]
+    queues, first = [], 0
+    for lane, _ in lanes:
+        queues.append(list(range(first, first + len(lane))))
+        first += len(lane)
+    workers = {}  # fd it reports on -> (pid, file it reads its units from, read buffer, lane)
+    for q, (lane, jobs) in enumerate(lanes):
+        for _ in range(min(jobs, len(lane))):
+            ask_r, ask_w = os.pipe()
+            ans_r, ans_w = os.pipe()
+            sys.stdout.flush()  # else a job would print what the runner had buffered again
+            sys.stderr.flush()
+            pid = os.fork()
+            if pid == 0:
+                os.close(ask_r)
+                os.close(ans_w)
+                for fd, _w in workers.items():
+                    os.close(fd)
+                    _w[1].close()
+                job(tests, units, verbose, ask_w, ans_r)
+            os.close(ask_w)
+            os.close(ans_r)
+            workers[ask_r] = (pid, os.fdopen(ans_w, "w"), b"", q)
     while workers:
         ready, _, _ = select.select(list(workers), [], [])
         for fd in ready:
-            pid, tell, buf = workers[fd]
+            pid, tell, buf, q = workers[fd]
             data = os.read(fd, 65536)
             if not data:  # the job ended (or died: its tests were not reported)
                 os.waitpid(pid, 0)
@@ -156,13 +211,12 @@ def side_by_side(tests, units, jobs, verbose, tally):
             while b"\n" in buf:
                 line, buf = buf.split(b"\n", 1)
                 if line == b"ready":
-                    tell.write("%d\n" % (nxt if nxt < len(units) else -1))
+                    tell.write("%d\n" % (queues[q].pop(0) if queues[q] else -1))
                     tell.flush()
-                    nxt += 1
                 else:
-                    i, status, secs, text = json.loads(line)
-                    tally.show(tests[i][0], status, secs, text)
-            workers[fd] = (pid, tell, buf)
+                    i, status, secs, text, cpu = json.loads(line)
+                    tally.show(tests[i][0], status, secs, text, cpu)
+            workers[fd] = (pid, tell, buf, q)
     return sum(len(u) for u in units)
 
 
@@ -174,15 +228,57 @@ def main():
     signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGQUIT, lambda *_: sys.exit(131))
     args = sys.argv[1:]
-    # what tshark read, shared by the jobs (tests/tshark_check.py reads it at import)
-    shared_tmp = tempfile.mkdtemp(prefix="iwscope-tests-")
+    # what tshark read, shared by the jobs (tests/tshark_check.py reads it when used)
+    # every test's files in one folder, in memory where there is room (see scratch_root)
+    top = tempfile.mkdtemp(prefix="iwscope-tests-", dir=scratch_root())
+    os.chmod(top, 0o755)  # the servers run as postgres and clickhouse, -Z drops to nobody
+    tempfile.tempdir = top
+    os.environ["TMPDIR"] = top
+    shared_tmp = os.path.join(top, "shared")
+    os.mkdir(shared_tmp)
     os.environ["IWSCOPE_TSHARK_CACHE"] = shared_tmp
+    # iwscope runs several tests make alike, made once (tests/runcache.py)
+    os.environ["IWSCOPE_RUN_CACHE"] = os.path.join(top, "runs")
+    os.mkdir(os.environ["IWSCOPE_RUN_CACHE"])
     me = os.getpid()
     try:
         return run_all(args)
     finally:
         if os.getpid() == me:  # not as a job exits (sys.exit in a forked job comes here too)
-            shutil.rmtree(shared_tmp, ignore_errors=True)
+            shutil.rmtree(top, ignore_errors=True)
+
+
+SCRATCH_FREE = 3 << 30  # the suite's files took ~0.5 GB at most at a time here
+
+
+def scratch_root():
+    """A tmpfs for the tests' files (/dev/shm) where it has SCRATCH_FREE bytes free, else None
+    (TMPDIR, /tmp). SQLite syncs every transaction to disk: each iwscope run here waited ~60 ms
+    for it on a disk, nothing on a tmpfs, and the suite makes thousands of databases. What the
+    tests assert does not depend on the file system (a test that needs one of a kind, a full
+    or a read-only one, mounts its own). TMPDIR set by the caller is kept."""
+    if os.environ.get("TMPDIR"):
+        return None
+    try:
+        st = os.statvfs("/dev/shm")
+        mounts = open("/proc/mounts").read().split("\n")
+    except OSError:
+        return None
+    tmpfs = any(m.split()[1:3] == ["/dev/shm", "tmpfs"] for m in mounts if m.strip())
+    if not tmpfs or not os.access("/dev/shm", os.W_OK) or st.f_bavail * st.f_frsize < SCRATCH_FREE:
+        return None
+    return "/dev/shm"
+
+
+def show_times(tally, n):
+    """The n slowest tests: wall and CPU seconds (CPU: the test's own process and every process
+    it started and waited for, over all cores; above the wall time where they ran in parallel)."""
+    wall = sum(t[0] for t in tally.times)
+    cpu = sum(t[1] or 0 for t in tally.times)
+    print("slowest %d of %d tests (wall s, CPU s); all tests: %.0f s wall, %.0f s CPU" % (
+        min(n, len(tally.times)), len(tally.times), wall, cpu))
+    for secs, c, name in sorted(tally.times, key=lambda t: -t[0])[:n]:
+        print("  %7.1f %7.1f  %s" % (secs, c or 0, name))
 
 
 def usage_error(args):
@@ -190,7 +286,9 @@ def usage_error(args):
     must not start the whole suite."""
     i = 0
     while i < len(args):
-        if args[i] in ("-k", "--jobs"):
+        if args[i] == "--times":  # an optional count
+            i += 2 if i + 1 < len(args) and args[i + 1].isdigit() else 1
+        elif args[i] in ("-k", "--jobs"):
             if i + 1 == len(args):
                 return "%s needs a value" % args[i]
             if args[i] == "--jobs" and not args[i + 1].isdigit():
@@ -224,18 +322,25 @@ def run_all(args):
         min(2, len(os.sched_getaffinity(0)))
     tally = Tally()
     t0 = time.time()
-    units, alone = units_of(tests)
-    if jobs > 1:
-        done = side_by_side(tests, units, jobs, verbose, tally)
-        lost = done - sum(tally.n.values())
-        if lost:  # a job that died took its tests with it: each counts as failed
-            tally.n["FAIL"] += lost
-            print("FAIL %d tests: their job ended before reporting them" % lost)
-    else:
-        alone = [i for u in units for i in u] + alone
-    for i in alone:
-        name, fn, binary, _ = tests[i]
-        tally.show(name, *run_one(name, fn, binary, verbose))
+    units, alone, solo = units_of(tests)
+    waiting = [u for u in units if tests[u[0]][3] in WAITING]
+    units = [u for u in units if tests[u[0]][3] not in WAITING]
+    # the WAITING areas in a lane of their own beside the others; then the ALONE tests; then
+    # the SOLO ones, one at a time
+    for part in ([(units, jobs), (waiting, 1)], [(alone, jobs)], [(solo, 1)]):
+        if jobs > 1:
+            before = sum(tally.n.values())
+            lost = side_by_side(tests, part, verbose, tally) - (sum(tally.n.values()) - before)
+            if lost:  # a job that died took its tests with it: each counts as failed
+                tally.n["FAIL"] += lost
+                print("FAIL %d tests: their job ended before reporting them" % lost)
+            continue
+        for i in (i for lane, _ in part for u in lane for i in u):
+            name, fn, binary, _ = tests[i]
+            tally.show(name, *run_one(name, fn, binary, verbose))
+    if "--times" in args:
+        i = args.index("--times")
+        show_times(tally, int(args[i + 1]) if i + 1 < len(args) and args[i + 1].isdigit() else 15)
     print("%d skipped, %.0fs" % (tally.n["SKIP"], time.time() - t0))
     print("%d passed, %d failed" % (tally.n["PASS"], tally.n["FAIL"]))
     return 1 if tally.n["FAIL"] else 0

@@ -7,9 +7,11 @@ import glob
 import json
 import os
 import sqlite3
-import subprocess
 import sys
 import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import runcache  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TRUTH = os.path.join(ROOT, "tests", "pcaps", "truth")
@@ -18,13 +20,16 @@ OPEN = {l.strip() for l in open(os.path.join(ROOT, "tests", "truth_open.txt"))
         if l.strip() and not l.startswith("#")}  # unless a truth file lists its own ("vantages")
 
 
-def analyse(binary, pcap, timing):
+def analyse(binary, pcap, timing, env=None):
+    """{client port: row} of pcap read with --no-dpi (and --timing). The run is shared with the
+    other tests of a tests/run.py session that make the same one (tests/runcache.py)."""
     with tempfile.TemporaryDirectory() as d:
         db = os.path.join(d, "t.db")
-        cmd = [binary, "-q", "--no-dpi", "-r", pcap, "-o", db] + (["--timing"] if timing else [])
-        r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        if r.returncode != 0:
-            raise RuntimeError("%s exited %d: %s" % (" ".join(cmd), r.returncode, r.stderr))
+        args = ["-q", "--no-dpi", "-r", pcap, "-o", db] + (["--timing"] if timing else [])
+        rc, _, err = runcache.run(binary, args, env)
+        if rc != 0:
+            raise RuntimeError("%s exited %d: %s" % (" ".join([binary] + args), rc,
+                                                     err.decode(errors="replace")))
         con = sqlite3.connect(db)
         con.row_factory = sqlite3.Row
         rows = {row["client_port"]: dict(row) for row in con.execute("SELECT * FROM flows")}
@@ -65,8 +70,9 @@ def verdict_ok(want, row, p):
     return "segs" not in want or segs == want["segs"]
 
 
-def check(binary, scenario="*", truth_dir=TRUTH):
-    """Yields (case name, ok, detail) for every flow, sender, vantage and rule."""
+def check(binary, scenario="*", truth_dir=TRUTH, env=None):
+    """Yields (case name, ok, detail) for every flow, sender, vantage and rule; iwscope runs
+    with env (None: this process's environment)."""
     for path in sorted(glob.glob(os.path.join(truth_dir, scenario + ".truth.json"))):
         truth = json.load(open(path))
         name = truth["scenario"]
@@ -76,7 +82,7 @@ def check(binary, scenario="*", truth_dir=TRUTH):
         for vantage in truth.get("vantages", VANTAGES):
             pcap = os.path.join(truth_dir, "%s.%s.pcap" % (name, vantage))
             for timing in rules:
-                rows = analyse(binary, pcap, timing)
+                rows = analyse(binary, pcap, timing, env)
                 for t in truth["flows"]:
                     p = "c" if t["sender"] == "client" else "s"
                     case = "%s/%s/%s/%s:%d" % (name, vantage, "timing" if timing else "default",

@@ -29,23 +29,25 @@ NAME_FIELDS = ["tcp.flags.syn", "tcp.stream", "http.host", "tls.handshake.extens
 FILTER = "tcp.flags.syn==1 || http.host || tls.handshake.extensions_server_name"
 _cache, _lock = {}, threading.Lock()
 # tests/run.py runs tests in several processes: they share what tshark read through this folder
-DISK = os.environ.get("IWSCOPE_TSHARK_CACHE")
+# (read when used: run.py sets it after this module is imported)
+def _disk():
+    return os.environ.get("IWSCOPE_TSHARK_CACHE")
 
 
 def _disk_path(key):
-    return os.path.join(DISK, hashlib.sha1(repr(key).encode()).hexdigest() + ".pickle")
+    return os.path.join(_disk(), hashlib.sha1(repr(key).encode()).hexdigest() + ".pickle")
 
 
 def _disk_get(key):
     """What another test process stored for key, or None."""
-    if not DISK or not os.path.exists(_disk_path(key)):
+    if not _disk() or not os.path.exists(_disk_path(key)):
         return None
     with open(_disk_path(key), "rb") as f:
         return pickle.load(f)
 
 
 def _disk_put(key, val):
-    if DISK:
+    if _disk():
         tmp = _disk_path(key) + ".%d" % os.getpid()
         with open(tmp, "wb") as f:
             pickle.dump(val, f)
@@ -120,10 +122,10 @@ def prefetch(pcaps, tmp, jobs=None):
 @contextlib.contextmanager
 def _disk_lock():
     """One test process reads with tshark at a time; the others then find it on disk."""
-    if not DISK:
+    if not _disk():
         yield
         return
-    with open(os.path.join(DISK, "lock"), "w") as f:
+    with open(os.path.join(_disk(), "lock"), "w") as f:
         fcntl.flock(f, fcntl.LOCK_EX)
         try:
             yield
