@@ -83,7 +83,18 @@ def t_pg_restart(binary, tmp):
             [binary, "-r", cap, "--replay=" + speed, "--no-ui", "--probe", probe, "-o", uri,
              "--spool", os.path.join(tmp, probe + ".spool")],
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=ENV)
-    time.sleep(2)
+    # the outage comes once both probes have begun their runs (an ASan start on a busy machine
+    # can take longer than the 2 s this test waited: the server stopped under a probe still
+    # recording its run, which exits 2), then a second or two into their replays
+    def begun():
+        try:
+            return len(pg_rows(srv, name, "SELECT probe FROM runs"))
+        except AssertionError:  # no schema yet
+            return 0
+    end = time.monotonic() + 60
+    while time.monotonic() < end and begun() < len(caps):
+        time.sleep(0.1)
+    time.sleep(1.5)
     srv.stop()
     time.sleep(3)
     srv.start()
