@@ -75,7 +75,7 @@ def t_pg_restart(binary, tmp):
     the database exactly once, equal to what an SQLite run of the same capture writes."""
     srv, uri, name = pg_database(tmp)
     caps = {"east": (os.path.join(PCAPS, "demo.pcap"), "0.5"),          # 10 flows in ~12 s
-            "west": (keepalive_pcap(tmp), "0.4"),                      # written early, updated at ~7.5 s
+            "west": (keepalive_pcap(tmp), "0.25"),                     # written early, updated at ~12 s
             }
     procs = {}
     for probe, (cap, speed) in caps.items():
