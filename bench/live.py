@@ -530,6 +530,9 @@ def run_open(args, lab, work):
         for kind in RECEIVERS:
             r = run_receiver(kind, lab, pcap, args.open_rate, args, work)
             res[kind] = r
+            if kind == "iwscope" and args.keep:
+                os.makedirs(args.keep, exist_ok=True)
+                shutil.copy(r["db"], os.path.join(args.keep, "open%d.db" % n))
             log("  open %d %-7s: sent %d in %.1f s (%.0f pps), received %d, dropped %d, peak %.1f MiB%s" % (
                 n, kind, r["sent"], r["send_s"], r["pps"], r["received"], r["dropped"], r["rss_kib"] / 1024,
                 ", rows %d, evicted %d" % (r["rows"], r["evicted"]) if kind == "iwscope" else ""))
@@ -585,6 +588,8 @@ def main():
                          "(comma-separated; k, M), into tcpdump and iwscope; rows, evictions, peak RSS")
     ap.add_argument("--open-rate", type=int, default=100000,
                     help="packets per second for --open (default 100000)")
+    ap.add_argument("--keep", metavar="DIR",
+                    help="--open: keep iwscope's database of each count in DIR (openN.db)")
     ap.add_argument("--append-results", action="store_true",
                     help="write the markdown section into bench/RESULTS.md (replacing an earlier one)")
     args = ap.parse_args()

@@ -94,6 +94,9 @@ struct livecap {
 	_Atomic bool stop;          /* the caller asks the capture to end */
 	_Atomic bool capture_over;  /* the capture thread is done */
 	_Atomic uint64_t stall_us;  /* the longest the capture waited for room in a worker's ring */
+	_Atomic uint64_t caught_up_us; /* wall clock as the capture's last finished read began:
+	                                * every frame older than that, less lag_us, is in a
+	                                * worker's ring or analysed; 0 before the first */
 	char err[512];              /* the capture's error, set before capture_over */
 	int64_t received[LIVE_IFACES_MAX], dropped[LIVE_IFACES_MAX]; /* libpcap's counts when the
 	                                                              * capture stopped */
@@ -269,7 +272,14 @@ static void *capture_main(void *arg)
 	livecap *lc = arg;
 	while (!atomic_load(&lc->stop)) {
 		char err[sizeof(lc->err)] = "";
+		uint64_t before = (uint64_t)clock_wall_us();
 		int n = capture_read(lc, WAIT_MS, err, sizeof(err));
+		/* a read takes every block the kernel has handed over (a backlog too, however long
+		 * the workers kept it waiting): what it left arrived after it began, but for a block
+		 * still filling (lag_us). The workers' clocks may move up to here once they have
+		 * analysed what it routed, stored before this. */
+		if (n >= 0)
+			atomic_store_explicit(&lc->caught_up_us, before, memory_order_release);
 		for (unsigned i = 0; i < lc->nworkers; i++)
 			wake(&lc->workers[i].ring);
 		if (n < 0) {
@@ -427,18 +437,28 @@ static void *worker_main(void *arg)
 	bool failed = false;
 	for (;;) {
 		bool over = atomic_load(&r->over); /* read before the ring: nothing comes after */
+		/* read before the ring too: the frames routed before it are in the ring now */
+		uint64_t caught_up = atomic_load_explicit(&w->lc->caught_up_us, memory_order_acquire);
 		int n = drain(w, 4096);
 		if (n < 0) {
 			failed = true;
 			break;
 		}
 		/* Time goes on without packets: idle flows end. Not before what the kernel still
-		 * holds (a block is handed over up to LIVE_BLOCK_MS late), a stage still holds or
-		 * this ring holds is analysed: a flow's next packet must not come after its row. */
+		 * holds (a block is handed over up to LIVE_BLOCK_MS late; a backlog, while the
+		 * workers or the writer were behind, for seconds), a stage still holds or this ring
+		 * holds is analysed: a flow's next packet must not come after its row (a closed
+		 * connection's last ACK, held in the kernel's ring while the row queue was full,
+		 * came back as a row of its own). So the clock moves to the wall clock only as far
+		 * as the capture thread's last finished read began, and only once this ring held
+		 * nothing more (what that read routed is analysed); frames move it too, by their own
+		 * times (engine_packet). */
 		uint64_t now = clock_mono_us();
-		if (now >= next_sweep && n < 4096) {
+		if (now >= next_sweep && n < 4096 && caught_up) {
+			uint64_t wall = (uint64_t)clock_wall_us();
+			uint64_t until = caught_up < wall ? caught_up : wall;
 			next_sweep = now + 1000000u;
-			if (engine_expire_at(w->eng, (uint64_t)clock_wall_us() - w->lc->lag_us) != 0) {
+			if (until > w->lc->lag_us && engine_expire_at(w->eng, until - w->lc->lag_us) != 0) {
 				failed = true;
 				break;
 			}
