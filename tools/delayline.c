@@ -27,6 +27,11 @@
  *   --jitter US              every frame's delay gets a uniform random extra in [0, US]; the
  *                            order stays FIFO (release = max(computed, previous release)).
  *   --seed N                 seed of --jitter's generator (default 1): reproducible draws.
+ *   --vnet                   frames keep their offload state (PACKET_VNET_HDR): a TSO or GSO
+ *                            super-packet from a host with offloads on crosses as one frame and
+ *                            is split (and its checksum filled) by the kernel as it leaves IF_B
+ *                            or IF_A, as a NIC would on the wire; --drop, --hold-tail and --rate
+ *                            then count a super-packet as one frame.
  *
  * --hold-tail models link-layer aggregation and scheduling: a Wi-Fi access point sends what
  * fits in one aggregate (A-MPDU length, TXOP limit) and the rest of a burst waits for its next
@@ -43,11 +48,13 @@
  * frame's release is
  * max(arrival [held to the next aggregate boundary] + delay + extra, previous release), plus its
  * serialisation time under --rate. Runs until SIGTERM/SIGINT, then prints counters on stderr.
- * Interfaces should have offloads off so frames stay MTU-sized (jumbo frames are fine). */
+ * Interfaces should have offloads off so frames stay MTU-sized (jumbo frames are fine), or
+ * --vnet where a host beside the line has them on (a server's own capture). */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
 #include <linux/if_packet.h>
+#include <linux/virtio_net.h>
 #include <net/ethernet.h>
 #include <net/if.h>
 #include <poll.h>
@@ -116,6 +123,7 @@ struct tcpinfo {
 };
 
 static volatile sig_atomic_t done;
+static unsigned vnet; /* --vnet: bytes of struct virtio_net_hdr before each frame, else 0 */
 static void on_signal(int s) { (void)s; done = 1; }
 
 static uint64_t now_ns(void)
@@ -157,6 +165,10 @@ static int open_if(const char *name, int *ifindex)
 	}
 	int one = 1;
 	setsockopt(fd, SOL_PACKET, PACKET_IGNORE_OUTGOING, &one, sizeof(one));
+	if (vnet && setsockopt(fd, SOL_PACKET, PACKET_VNET_HDR, &one, sizeof(one)) != 0) {
+		perror("delayline: PACKET_VNET_HDR");
+		exit(2);
+	}
 	int buf = 8 << 20;
 	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &buf, sizeof(buf));
 	setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &buf, sizeof(buf));
@@ -264,7 +276,7 @@ static void usage(void)
 {
 	fprintf(stderr, "usage: delayline IF_A IF_B DELAY_US [--drop a2b|b2a:N[,M...]] "
 	                "[--synack-delay [DIR:]US] [--hold-acks DIR:US] [--hold-tail DIR:K:US[:GAP_US]] "
-	                "[--rate DIR:BPS[:QBYTES]] [--jitter US] [--seed N]\n");
+	                "[--rate DIR:BPS[:QBYTES]] [--jitter US] [--seed N] [--vnet]\n");
 	exit(1);
 }
 
@@ -275,7 +287,7 @@ static void send_pkt(int fd, int ifindex, struct pkt *p)
 	to.sll_family = AF_PACKET;
 	to.sll_ifindex = ifindex;
 	to.sll_halen = 6;
-	memcpy(to.sll_addr, p->data, 6);
+	memcpy(to.sll_addr, p->data + vnet, 6);
 	if (sendto(fd, p->data, p->len, 0, (struct sockaddr *)&to, sizeof(to)) < 0 && errno != ENOBUFS)
 		perror("delayline: sendto");
 	free(p->data);
@@ -294,6 +306,10 @@ int main(int argc, char **argv)
 		dirs[i].qbytes = 262144;
 	for (int a = 4; a < argc; a++) {
 		const char *opt = argv[a], *v, *rest;
+		if (!strcmp(opt, "--vnet")) {
+			vnet = sizeof(struct virtio_net_hdr);
+			continue;
+		}
 		if (a + 1 >= argc)
 			usage();
 		v = argv[++a];
@@ -358,7 +374,7 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	static uint8_t buf[FRAME_MAX];
+	static uint8_t buf[FRAME_MAX + sizeof(struct virtio_net_hdr)];
 	signal(SIGTERM, on_signal);
 	signal(SIGINT, on_signal);
 	while (!done) {
@@ -410,15 +426,15 @@ int main(int argc, char **argv)
 					break; /* full: leave it in the socket */
 				struct sockaddr_ll from;
 				socklen_t fl = sizeof(from);
-				ssize_t len = recvfrom(fd[i], buf, FRAME_MAX, MSG_DONTWAIT,
+				ssize_t len = recvfrom(fd[i], buf, FRAME_MAX + vnet, MSG_DONTWAIT,
 				                       (struct sockaddr *)&from, &fl);
-				if (len <= 0)
+				if (len <= (ssize_t)vnet)
 					break;
 				if (from.sll_pkttype == PACKET_OUTGOING)
 					continue;
 				uint64_t t = now_ns();
 				struct tcpinfo ti;
-				parse(buf, (unsigned)len, &ti);
+				parse(buf + vnet, (unsigned)len - vnet, &ti);
 				if (ti.payload > 0) {
 					long nth = ++D->data_seen;
 					int drop = 0;

@@ -163,8 +163,9 @@ def setup(sc, ns=None):
         if n in ("r1", "r2"):
             sh(["sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1"], ns=ns[n])
             sh(["sysctl", "-qw", "net.ipv6.conf.default.disable_ipv6=1"], ns=ns[n])
-        sh(["ethtool", "-K", dev, "tso", "off", "gso", "off", "gro", "off", "tx", "off",
-            "rx", "off"], ns=ns[n], check=False)
+        on = "on" if dev == "s0" and sc.get("server_offloads") else "off"
+        sh(["ethtool", "-K", dev, "tso", on, "gso", on, "gro", on, "tx", on, "rx", on]
+           + (["sg", "on"] if on == "on" else []), ns=ns[n], check=False)
         if sc.get("mtu"):
             sh(["ip", "link", "set", dev, "mtu", str(sc["mtu"])], ns=ns[n])
         sh(["ip", "link", "set", dev, "up"], ns=ns[n])
@@ -241,7 +242,7 @@ def delaylines(sc, d1_us, d2_us, drop=None):
     router2 (r2m -> r2s is a2b: b2a is server to client)."""
     dl1 = [DELAYLINE, "r1c", "r1m", str(d1_us)] + list(sc.get("dl1", []))
     dl2 = [DELAYLINE, "r2m", "r2s", str(d2_us)] + (["--drop", drop] if drop else []) + \
-        list(sc.get("dl2", []))
+        list(sc.get("dl2", [])) + (["--vnet"] if sc.get("server_offloads") else [])
     return dl1, dl2
 
 
@@ -954,6 +955,13 @@ def capture_scenarios():
     # it over one)
     both_of(out, "queue1m_iw10", iw=10, snaplen=200, settle=0.5, server_args=cubic,
             dl2=["--rate", "b2a:1000000:131072"], blind=["client", "mid"], transfers=R)
+    # (q) a server's own capture on a real path: TSO, GSO and GRO on at the server's interface,
+    # as on any Linux host (router2's delay line splits the super-packets on the wire, as a NIC
+    # would): at the server, each flight is a few super-packets out and the client's packets
+    # merged in; at mid-path and the client, segments
+    for iw in (3, 10, 16):
+        both_of(out, "srvtso_iw%d" % iw, iw=iw, snaplen=200, server_offloads=True,
+                server_args=cubic, transfers=R + [("GET", 5000)])
     return out
 
 
