@@ -124,6 +124,8 @@ struct first_flight {
 	bool next_wide : 1;             /* ... and the next data's */
 	bool gapped : 1;                /* a silence inside it was marked: the segments and bytes
 	                                 * before it are in the flow's wide (ff_gap) */
+	bool ragged : 1;                /* a packet of it not a multiple of S's own full segment
+	                                 * (its SYN's MSS less its options), or none known */
 	/* What membership is decided by while the flight is open, and what is counted once it
 	 * closed (the next data, the next flight), never both: they share their bytes (the first
 	 * 28, not 48). A field of the other state reads as garbage, so each is read only in its
@@ -154,6 +156,8 @@ struct first_flight {
 			                             * data or a pause (a lower bound at any vantage point);
 			                             * saturates */
 			uint16_t f2_last_64us;      /* its last packet, in 64 us after next (4.2 s at most) */
+			uint32_t f2_bytes;          /* its new bytes (saturates): with super-packets, more
+			                             * segments than f2_segs counts while smss is unknown */
 		};
 	};
 };

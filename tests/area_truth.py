@@ -33,11 +33,13 @@ def t_truth_conditions(binary, tmp):
     """Every truth scenario at every vantage point judged again as users' captures come: only
     the server's packets, only the client's, cut to 68 and to 54 bytes, the two directions as
     two inputs (tests/conditions.py). No false statement (an exact IW other than the true one,
-    a lower bound above it) under any; the sender's own direction keeps at least 75% of the
+    a lower bound above it) under any; the sender's own direction keeps at least 74% of the
     true exact verdicts the whole capture gives with timestamps (issue 27 asks 80%: what is
     lost is lost for a reason, see docs/METHOD.md "One direction"; a change that loses more
     must say why here: 76% until the loopback scenarios were judged too, whose TSO
-    super-packets, seen without the receiver's SYN, show no segment size)."""
+    super-packets, seen without the receiver's SYN, showed no segment size; 74.5% with a
+    server's own TSO captures (srvtso_*), six of whose twelve are IW16 and 5000-byte flights
+    that one direction cannot tell from a window's)."""
     if not shutil.which("editcap") or not shutil.which("tcpdump"):
         raise Skip("editcap or tcpdump not installed")
     # the one-direction files are tcpdump's, written in this process (conditions.tcpdump_w)
@@ -53,7 +55,7 @@ def t_truth_conditions(binary, tmp):
         raise AssertionError("%d false statements:\n%s" % (false, "\n".join(bad[:40])))
     # the issue asks 80% of the flows with timestamps; at microsecond round trips R's clock
     # cannot tick between a request and its ACK, and nothing in S's packets can show the end
-    if kept * 100 < keep * 75 or kms * 100 < ms * 80:
+    if kept * 100 < keep * 74 or kms * 100 < ms * 80:
         raise AssertionError("one direction kept %d of %d exact verdicts (%d of %d at 1 ms or more):\n%s" % (
             kept, keep, kms, ms, "\n".join(l for l in lines if l.startswith("lost"))))
     return "%d flights x %d conditions, no false statement; one direction kept %d of %d exact (%d of %d at >= 1 ms)" % (
@@ -136,7 +138,9 @@ LIVE_TRUTH = ["drop12_iw10", "synack50_iw4", "nots_synack50_iw4", "holdacks_iw10
               # pacing in TCP (SO_MAX_PACING_RATE) under and over the round trip
               "tailhold60_iw10", "nots_tailhold60_iw10", "tailhold20_iw16", "lo1500_iw10",
               "nots_lo1500_iw16", "lo_iw16", "vethtso_iw16", "nots_vethtso_iw3", "paced_iw32",
-              "paced2m_iw32", "nots_paced2m_iw32"]
+              "paced2m_iw32", "nots_paced2m_iw32",
+              # a server's own capture with TSO, GSO and GRO on (router2's delay line --vnet)
+              "srvtso_iw10", "nots_srvtso_iw16"]
 
 
 @test("truth-lab-live")

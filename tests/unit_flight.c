@@ -1056,6 +1056,45 @@ static void one_dir_small_next(void)
 	VERDICT(c, 1, LIMIT_APP, 10, FF_END_TSECR, FF_NEXT_ACK);
 }
 
+/* One direction from the server's own host (TSO on): five super-packets of 2 x 1448 bytes
+ * echoing the request, then ten more after a pure ACK: every packet a multiple of the
+ * server's own full segment (its SYN-ACK's MSS, 1460, less the timestamp option), so counted
+ * in it: IW10 by rule echo, smss 1448 (no size was sure before: a lower bound of 5). One packet
+ * of another size (a 2000-byte write) and none is: a lower bound, never an exact IW. */
+static void one_dir_super_packets(void)
+{
+	struct conn c;
+	for (int ragged = 0; ragged < 2; ragged++) {
+		server_only(&c, true);
+		c.nxt[0] += 100;
+		for (int i = 0; i < 5; i++)
+			data(&c, 1, 50 * MS + (uint64_t)i * 100, ragged && i == 2 ? 2000 : 2896, 100050);
+		for (int i = 0; i < 10; i++)
+			data(&c, 1, 100 * MS + (uint64_t)i * 100, 2896, 100100);
+		struct ff_verdict v;
+		flight_verdict(&c.f, 1, &v);
+		if (!ragged) {
+			VERDICT(c, 1, LIMIT_CWND, 10, FF_END_TSECR, FF_NEXT_ACK);
+			CHECK_EQ_INT(v.smss, 1448);
+		} else {
+			CHECK(v.limit == LIMIT_AMBIGUOUS);
+			CHECK(v.segs <= 5);
+		}
+	}
+}
+
+/* One direction: IW3 in 1448-byte segments, then its next flight as three super-packets of
+ * 2896 bytes: six segments, twice the flight (its packets alone, three, said no more than a
+ * window of the flight's size would have released: a lower bound). */
+static void one_dir_super_next(void)
+{
+	struct conn c;
+	one_dir_flights(&c, true, 3, 0, 100 * MS, 100100, 0);
+	for (int i = 0; i < 3; i++)
+		data(&c, 1, 100 * MS + (uint64_t)i * 100, 2896, 100100);
+	VERDICT(c, 1, LIMIT_CWND, 3, FF_END_TSECR, FF_NEXT_ACK);
+}
+
 /* 4 full segments (5792 B) fit a 6 KB receive window (Linux <= 2.6.37: 5840), one more would
  * not: though the next flight is twice this one, the window the capture cannot show may have
  * stopped it; a lower bound. */
@@ -1228,6 +1267,8 @@ void test_flight(void)
 	pause_against_rule2();
 	timing_under_1ms();
 	one_dir_echo();
+	one_dir_super_packets();
+	one_dir_super_next();
 	one_dir_echo_one_tick();
 	one_dir_new_request();
 	one_dir_small_next();

@@ -324,6 +324,7 @@ static void flight_close(struct flow *f, struct first_flight *ff, const struct p
 	}
 	ff->next_timer = timer;
 	ff->f2_segs = 0; /* the caller counts the packet that closed it */
+	ff->f2_bytes = 0;
 	ff->f2_last_64us = 0;
 	ff->f2_last_tsval = 0;
 }
@@ -361,15 +362,28 @@ static void second_flight(const struct flow *f, const struct side *s, struct fir
 		return;
 	uint32_t n = ff->f2_segs + segments(ff, newlen);
 	ff->f2_segs = n > UINT16_MAX ? UINT16_MAX : (uint16_t)n;
+	ff->f2_bytes = newlen > UINT32_MAX - ff->f2_bytes ? UINT32_MAX : ff->f2_bytes + newlen;
 	ff->f2_last_64us = (uint16_t)off;
 	ff->f2_last_ts = has_ts;
 	ff->f2_last_tsval = p->opt.tsval;
 }
 
 /* p, new data of S, joins flight 1. */
-static void flight_add(struct flow *f, struct first_flight *ff, const struct pkt *p,
-                       uint32_t newlen)
+/* S's own full segment as p shows it: its SYN's MSS less p's timestamp option; 0 unknown. */
+static uint32_t own_full_segment(const struct side *s, const struct pkt *p)
 {
+	uint32_t opt = (p->opt.present & OPT_TS) ? 12u : 0u;
+	if (!s->syn_seen || !(s->syn.present & OPT_MSS) || s->syn.mss <= opt)
+		return 0;
+	return s->syn.mss - opt;
+}
+
+static void flight_add(struct flow *f, const struct side *s, struct first_flight *ff,
+                       const struct pkt *p, uint32_t newlen)
+{
+	uint32_t own = own_full_segment(s, p);
+	if (!own || p->payload_len % own)
+		ff->ragged = true;
 	if (ff->segs) {
 		if (ff->last_payload < ff->min_inside)
 			ff->min_inside = ff->last_payload;
@@ -455,6 +469,7 @@ static void sender_packet(struct flow *f, struct side *s, const struct side *r, 
 			flight_close(f, ff, p, why, pause, o);
 			ff->next_unsure = unsure;
 			ff->f2_segs = (uint16_t)segments(ff, newlen);
+			ff->f2_bytes = newlen;
 			ff->f2_last_ts = (p->opt.present & OPT_TS) != 0;
 			ff->f2_last_tsval = p->opt.tsval;
 			/* bytes between the flight and this packet were sent before it and not seen
@@ -470,7 +485,7 @@ static void sender_packet(struct flow *f, struct side *s, const struct side *r, 
 			    (!(p->opt.present & OPT_TS) || !ff->last_ts ||
 			     after_silence(f, s, ff, p, gap) != 1))
 				ff->timer_gap = true;
-			flight_add(f, ff, p, newlen);
+			flight_add(f, s, ff, p, newlen);
 		}
 	} else if (!ff->f2_done) {
 		second_flight(f, s, ff, p, newlen);

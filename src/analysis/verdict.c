@@ -134,6 +134,10 @@ static bool at_window_edge(uint32_t segs, uint32_t bytes, uint16_t m)
  * this flight and was not opened wider would have released no more than it). */
 static void one_dir_verdict(const struct first_flight *ff, uint16_t m, struct ff_verdict *v)
 {
+	/* the flight in segments of m: its packets counted one each while R's MSS was unknown,
+	 * super-packets captured on S's host hold several */
+	bool super = m && ff->max_payload > m;
+	uint32_t segs = super ? (ff->bytes + m - 1u) / m : ff->segs;
 	if (ff->rule == RULE_ECHO && ff->state == FF_CLOSED && ff->end == FF_END_PAUSE &&
 	    ff->next_timer && !ff->timer_gap && !ff->r_data_before_next) {
 		v->next = FF_NEXT_TIMER;
@@ -147,13 +151,21 @@ static void one_dir_verdict(const struct first_flight *ff, uint16_t m, struct ff
 		return;
 	}
 	v->next = FF_NEXT_ACK;
+	if (super)
+		v->segs = segs;
 	if (ff->paced_end) {
 		v->next = FF_NEXT_PACED;
 		v->limit = LIMIT_AMBIGUOUS;
 		return;
 	}
-	bool edge = at_window_edge(ff->segs, ff->bytes, m);
-	uint32_t f2_min = edge ? 2u * ff->segs - 1u : ff->segs + 1u;
+	bool edge = at_window_edge(segs, ff->bytes, m);
+	uint32_t f2_min = edge ? 2u * segs - 1u : segs + 1u;
+	/* the next flight in segments of m: its packets were counted one each (R's MSS unknown
+	 * while it passed), a super-packet captured on S's host holds several (none larger than
+	 * m: the flight's own full size) */
+	uint32_t f2 = ff->f2_segs;
+	if (m && ff->f2_bytes / m > f2)
+		f2 = ff->f2_bytes / m;
 	/* a 6 KB receive window (4 x 1460, Linux <= 2.6.38) grows as data arrives: not even a
 	 * doubled next flight rules it out */
 	bool six_kb = ff->bytes <= 5840u && ff->bytes + m > 5840u;
@@ -161,7 +173,7 @@ static void one_dir_verdict(const struct first_flight *ff, uint16_t m, struct ff
 		v->limit = LIMIT_AMBIGUOUS;
 	else if (!ends_full(ff, m))
 		v->limit = LIMIT_NAGLE;
-	else if (ff->f2_segs >= f2_min && !six_kb)
+	else if (f2 >= f2_min && !six_kb)
 		v->limit = LIMIT_CWND;
 	else
 		v->limit = LIMIT_APP;
@@ -255,6 +267,15 @@ static uint16_t flight_smss(const struct flow *f, const struct side *s)
 		               ? ff->max_payload
 		               : m;
 	uint16_t cap = sender_cap(f, s);
+	/* one direction: super-packets captured on S's host, every one a multiple of S's own full segment (its
+	 * SYN's MSS less its timestamp option): counted in that segment. S's segments can be
+	 * larger than its own MSS says (a route's advmss, a clamp on its SYN), but sizes that
+	 * many all divide would be a coincidence; smaller ones dividing it (1448 / 2: a path MSS
+	 * of 736) no path we know has */
+	uint32_t own = sender_mss_cap(s) > (ff->last_ts ? 12u : 0u)
+	                       ? sender_mss_cap(s) - (ff->last_ts ? 12u : 0u) : 0;
+	if (ff->one_dir && !ff->ragged && own >= SMSS_GUESS_MIN && ff->max_payload >= 2u * own)
+		return (uint16_t)own;
 	if (ff->max_payload > cap || (2u * ff->max_payload < cap && ff->max_payload < SMSS_GUESS_MIN) ||
 	    super_multiple(ff->max_payload))
 		return 0;
