@@ -22,9 +22,10 @@ order (they share a server the job starts, or a pool their first test starts). T
 time the machine (a live capture, a replay, a delay line, a signal in the middle of a run:
 ALONE) run last, with none of the others beside them: side by side with each other only, on
 --jobs jobs (each makes network namespaces of its own, named with its process id; they mostly
-wait, for a replay's pace or a lab's traffic). Then the truth labs made again live (SOLO: their
-delay lines and applications are timed to the millisecond), one at a time with nothing beside
-them. Within each part the units in LONG start first.
+wait, for a replay's pace or a lab's traffic), and beside them, at the lowest priority, the
+BACKGROUND tests, which only compute. Then the truth labs made again live (SOLO: their delay
+lines and applications are timed to the millisecond), one at a time with nothing beside them.
+Within each part the units in LONG start first.
 The WAITING areas (the PostgreSQL and ClickHouse servers' tests, which mostly wait for them)
 run in one more job beside the others, as they did beside one.
 """
@@ -54,10 +55,13 @@ SOLO = ("truth-lab-live", "quictruth-lab-live")
 # BUNDLED areas that mostly wait (for their servers to start, stop and come back: a tenth to a
 # third of their time on a CPU): run in a job of their own beside the --jobs others
 WAITING = ("area_pg", "area_ch")
+# long tests that only compute (no time limit, no timing, no server; each reads captures one
+# per core at a time): run beside the ALONE ones, which mostly wait, at the lowest priority
+# (nice 19): the CPU an ALONE test wants is its own at once
+BACKGROUND = ("truth-under-users-conditions[release]", "real-verdicts-read-by-eye[release]")
 # the longest tests (or BUNDLED areas), longest first (tests/run.py --times): started first so
 # that no job is left running a long one alone at the end. Only the order: every test runs.
-LONG = ("shared-captures[asan]", "truth-under-users-conditions[release]", "area_ui",
-        "tshark-crosscheck-test-captures[asan]", "real-verdicts-read-by-eye[release]",
+LONG = ("shared-captures[asan]", "area_ui", "tshark-crosscheck-test-captures[asan]",
         "fuzz-smoke[release]", "quictruth-conditions[release]",
         "names-vs-tshark-shared-captures[release]", "threads-give-the-same-rows[release]",
         "quic-connections-as-tshark-sees-them[asan]")
@@ -171,15 +175,15 @@ def job(tests, units, verbose, ask, answer):
 
 
 def side_by_side(tests, lanes, verbose, tally):
-    """Runs the units of each lane, a list of (units, number of jobs), on that many forked jobs
-    of its own; returns how many tests they held."""
-    units = [u for lane, _ in lanes for u in lane]
+    """Runs the units of each lane, a list of (units, number of jobs, niceness), on that many
+    forked jobs of its own, at that niceness; returns how many tests they held."""
+    units = [u for lane, _, _ in lanes for u in lane]
     queues, first = [], 0
-    for lane, _ in lanes:
+    for lane, _, _ in lanes:
         queues.append(list(range(first, first + len(lane))))
         first += len(lane)
     workers = {}  # fd it reports on -> (pid, file it reads its units from, read buffer, lane)
-    for q, (lane, jobs) in enumerate(lanes):
+    for q, (lane, jobs, nice) in enumerate(lanes):
         for _ in range(min(jobs, len(lane))):
             ask_r, ask_w = os.pipe()
             ans_r, ans_w = os.pipe()
@@ -187,6 +191,8 @@ def side_by_side(tests, lanes, verbose, tally):
             sys.stderr.flush()
             pid = os.fork()
             if pid == 0:
+                if nice:
+                    os.nice(nice)  # inherited by every process its tests start
                 os.close(ask_r)
                 os.close(ans_w)
                 for fd, _w in workers.items():
@@ -324,10 +330,13 @@ def run_all(args):
     t0 = time.time()
     units, alone, solo = units_of(tests)
     waiting = [u for u in units if tests[u[0]][3] in WAITING]
-    units = [u for u in units if tests[u[0]][3] not in WAITING]
-    # the WAITING areas in a lane of their own beside the others; then the ALONE tests; then
-    # the SOLO ones, one at a time
-    for part in ([(units, jobs), (waiting, 1)], [(alone, jobs)], [(solo, 1)]):
+    background = [u for u in units if any(tests[i][0] in BACKGROUND for i in u)]
+    units = [u for u in units if u not in waiting and u not in background]
+    # the WAITING areas in a lane of their own beside the others; then the ALONE tests, and the
+    # BACKGROUND ones at the lowest priority on a job of their own; then the SOLO ones, one at
+    # a time
+    for part in ([(units, jobs, 0), (waiting, 1, 0)], [(alone, jobs, 0), (background, 1, 19)],
+                 [(solo, 1, 0)]):
         if jobs > 1:
             before = sum(tally.n.values())
             lost = side_by_side(tests, part, verbose, tally) - (sum(tally.n.values()) - before)
@@ -335,7 +344,7 @@ def run_all(args):
                 tally.n["FAIL"] += lost
                 print("FAIL %d tests: their job ended before reporting them" % lost)
             continue
-        for i in (i for lane, _ in part for u in lane for i in u):
+        for i in (i for lane, _, _ in part for u in lane for i in u):
             name, fn, binary, _ = tests[i]
             tally.show(name, *run_one(name, fn, binary, verbose))
     if "--times" in args:
