@@ -167,8 +167,8 @@ def t_live_dashboard_q(binary, tmp):
     sock = "iwscope-liveq-%d" % os.getpid()
 
     def tm(*args):
-        return subprocess.run(["tmux", "-L", sock] + list(args), stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True)
+        return tmux_retried(lambda: subprocess.run(["tmux", "-L", sock] + list(args), stdout=subprocess.PIPE,
+                                                   stderr=subprocess.PIPE, text=True), args)
 
     def screen():
         return tm("capture-pane", "-p", "-t", "q").stdout
