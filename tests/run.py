@@ -26,8 +26,8 @@ wait, for a replay's pace or a lab's traffic), and beside them, at the lowest pr
 BACKGROUND tests, which only compute. Then the truth labs made again live (SOLO: their delay
 lines and applications are timed to the millisecond), one at a time with nothing beside them.
 Within each part the units in LONG start first.
-The WAITING areas (the PostgreSQL and ClickHouse servers' tests, which mostly wait for them)
-run in one more job beside the others, as they did beside one.
+The WAITING areas (the PostgreSQL and ClickHouse servers' tests, which mostly wait for them,
+and the dashboard's and Chromium's) run in one more job beside the others.
 """
 import glob
 import json
@@ -52,9 +52,10 @@ BUNDLED = ("area_pg", "area_ch", "area_ui", "area_golden")
 ALONE = ("live", "replay", "sigint", "pipe-that-stays-open")
 # ... and of those, the ones run with nothing at all beside them: the truth labs made again
 SOLO = ("truth-lab-live", "quictruth-lab-live")
-# BUNDLED areas that mostly wait (for their servers to start, stop and come back: a tenth to a
-# third of their time on a CPU): run in a job of their own beside the --jobs others
-WAITING = ("area_pg", "area_ch")
+# BUNDLED areas that wait much (for their servers to start, stop and come back, for Chromium,
+# for a dashboard under tmux: a tenth to a half of their time on a CPU): run one after another
+# in a job of their own beside the --jobs others
+WAITING = ("area_pg", "area_ch", "area_ui")
 # long tests that only compute (no time limit, no timing, no server; each reads captures one
 # per core at a time): run beside the ALONE ones, which mostly wait, at the lowest priority
 # (nice 19): the CPU an ALONE test wants is its own at once
