@@ -45,6 +45,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import run as offline_bench  # noqa: E402  bench/run.py: the machine, versions, the capture's sources
 BENCH_DIR = "/tmp/iwscope-bench"   # where bench/run.py leaves big.pcap
 SECTION = "## Live capture"        # the heading of the RESULTS.md section this writes
+OPEN_SECTION = "## Live capture, many connections open"  # ... and of --open's
 # columns of flows that identify a run or a row in it, not the flow: left out of the comparison
 NOT_COMPARED = ("probe", "run_id", "flow_key")
 RECEIVERS = ("tcpdump", "iwscope")
@@ -190,7 +191,8 @@ def wait_until(what, timeout, step=0.05):
 
 
 def stop(p, timeout=120):
-    """SIGINT, then wait: (seconds it took to exit, CPU seconds of its whole life)."""
+    """SIGINT, then wait: (seconds it took to exit, CPU seconds of its whole life, peak RSS in
+    KiB)."""
     t0 = time.monotonic()
     p.send_signal(signal.SIGINT)
     end = t0 + timeout
@@ -206,7 +208,7 @@ def stop(p, timeout=120):
             break
         time.sleep(0.02)
     CHILDREN.remove(p)
-    return time.monotonic() - t0, ru.ru_utime + ru.ru_stime
+    return time.monotonic() - t0, ru.ru_utime + ru.ru_stime, ru.ru_maxrss
 
 
 def kill_children():
@@ -283,11 +285,11 @@ def run_receiver(kind, lab, pcap, rate, args, work, ref=None):
     sent, failed, secs, pps = tcpreplay(lab, pcap, rate)
     time.sleep(args.settle)
     c1 = cpu_ns(p.pid)
-    stop_s, cpu_s = stop(p)
+    stop_s, cpu_s, rss_kib = stop(p)
     err = open(errpath).read()
     res = {"sent": sent, "send_failed": failed, "send_s": secs, "pps": pps, "start_s": started,
            "stop_s": stop_s, "cpu_s": cpu_s, "cpu_ns": (c1 - c0) if c0 is not None and c1 is not None else None,
-           "exit": p.returncode, "stderr": err.strip()}
+           "rss_kib": rss_kib, "exit": p.returncode, "stderr": err.strip()}
     if side:
         stop(side)
         res["ref_received"], res["ref_dropped"] = tcpdump_stats(open(os.path.join(work, "ref.err")).read())
@@ -295,9 +297,11 @@ def run_receiver(kind, lab, pcap, rate, args, work, ref=None):
         res["received"], res["dropped"] = tcpdump_stats(err)
     else:
         con = sqlite3.connect(db)
-        row = con.execute("SELECT pcap_received, pcap_dropped, packets, flows, status FROM runs").fetchone()
+        row = con.execute("SELECT pcap_received, pcap_dropped, packets, flows, evicted, status "
+                          "FROM runs").fetchone()
+        res["rows"] = con.execute("SELECT count(*) FROM flows").fetchone()[0]
         con.close()
-        res["received"], res["dropped"], res["packets"], res["flows"], res["status"] = row
+        res["received"], res["dropped"], res["packets"], res["flows"], res["evicted"], res["status"] = row
         res["db"] = db
     if res["received"] is None:
         raise RuntimeError("%s: no received count (exit %s): %s" % (kind, p.returncode, err[-1000:]))
@@ -485,11 +489,11 @@ def markdown(args, results, rates, npk, check, load):
     return "\n".join(md)
 
 
-def append_results(md):
+def append_results(md, section=SECTION):
     """Puts the section into bench/RESULTS.md in place of an earlier one, or before the history."""
     path = os.path.join(ROOT, "bench", "RESULTS.md")
     text = open(path).read()
-    i = text.find("\n" + SECTION)
+    i = text.find("\n" + section + " (")  # the heading names the script after it
     if i >= 0:
         j = text.find("\n## ", i + 1)
         text = text[:i] + text[j:] if j >= 0 else text[:i]
@@ -500,6 +504,68 @@ def append_results(md):
 
 
 # ---------------------------------------------------------------------------------------------
+# --open: many connections open at once, live (issue 29 item 5)
+
+def open_capture(n):
+    """tools/benchgen's capture of n connections open at once (made once, kept in BENCH_DIR):
+    its frames carry headers only, each record's length as captured, so a replay sends what
+    a capture of the wire would hold."""
+    os.makedirs(BENCH_DIR, exist_ok=True)
+    path = os.path.join(BENCH_DIR, "open%d.pcap" % n)
+    if not os.path.exists(path):
+        gen = os.path.join(ROOT, "build", "benchgen")
+        if not os.access(gen, os.X_OK):
+            sh(["make", "-C", ROOT, "build/benchgen"])
+        sh([gen, path + ".tmp", "--open", str(n)])
+        os.rename(path + ".tmp", path)
+    return path
+
+
+def run_open(args, lab, work):
+    """Each --open count replayed at --open-rate into tcpdump, then iwscope: dicts per count."""
+    out = []
+    for n in args.open:
+        pcap = open_capture(n)
+        res = {"n": n}
+        for kind in RECEIVERS:
+            r = run_receiver(kind, lab, pcap, args.open_rate, args, work)
+            res[kind] = r
+            log("  open %d %-7s: sent %d in %.1f s (%.0f pps), received %d, dropped %d, peak %.1f MiB%s" % (
+                n, kind, r["sent"], r["send_s"], r["pps"], r["received"], r["dropped"], r["rss_kib"] / 1024,
+                ", rows %d, evicted %d" % (r["rows"], r["evicted"]) if kind == "iwscope" else ""))
+        out.append(res)
+    return out
+
+
+def open_table(results):
+    head = ("open connections", "packets sent", "pps achieved", "tcpdump recv", "drop",
+            "iwscope recv", "drop", "ns/pkt", "peak RSS (MiB)", "bytes a connection", "rows", "evicted")
+    rows = []
+    for res in results:
+        t, w = res["tcpdump"], res["iwscope"]
+        rows.append((str(res["n"]), str(w["sent"]), "%.0f" % w["pps"], str(t["received"]), str(t["dropped"]),
+                     str(w["received"]), str(w["dropped"]), fmt(per_packet(w), "%.0f"), "%.1f" % (w["rss_kib"] / 1024),
+                     "%.0f" % (w["rss_kib"] * 1024.0 / res["n"]), str(w["rows"]), str(w["evicted"])))
+    return head, rows
+
+
+def open_markdown(args, results, load):
+    head, rows = open_table(results)
+    md = ["%s (bench/live.py --open)" % OPEN_SECTION, "",
+          "Reproduce: `python3 bench/live.py --open %s --open-rate %d` (root)." % (
+              ",".join(str(n) for n in args.open), args.open_rate), "",
+          "Date: %s. Machine: %s; load average %s at the start. iwscope commit %s." % (
+              time.strftime("%Y-%m-%d %H:%M"), offline_bench.machine(), load, commit()), "",
+          "`tools/benchgen OUT --open N` (N connections all open at once, then all closed; headers "
+          "only) replayed by tcpreplay at %d packets/s over the lab's veth pair into `tcpdump -i VETH "
+          "-w /dev/null`, then into `iwscope -i VETH --no-ui -q -o DB` with its defaults (nDPI, SQLite, "
+          "the flow table sized from the memory available and shared out among its workers). Peak RSS "
+          "is iwscope's whole process (ru_maxrss); rows and evicted are its database's, which should "
+          "say N and 0." % args.open_rate, "",
+          "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    md += ["| " + " | ".join(r) + " |" for r in rows]
+    return "\n".join(md) + "\n"
+
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -513,6 +579,12 @@ def main():
     ap.add_argument("--settle", type=float, default=1.5,
                     help="seconds between tcpreplay's end and the receiver's SIGINT (default 1.5)")
     ap.add_argument("--no-check", action="store_true", help="skip the live = offline rows check")
+    ap.add_argument("--open", type=lambda t: [int(float(x[:-1]) * (1000 if x[-1] in "kK" else 1000000))
+                                              if x[-1] in "kKmM" else int(x) for x in t.split(",")],
+                    help="instead: replay tools/benchgen's captures of N connections open at once "
+                         "(comma-separated; k, M), into tcpdump and iwscope; rows, evictions, peak RSS")
+    ap.add_argument("--open-rate", type=int, default=100000,
+                    help="packets per second for --open (default 100000)")
     ap.add_argument("--append-results", action="store_true",
                     help="write the markdown section into bench/RESULTS.md (replacing an earlier one)")
     args = ap.parse_args()
@@ -542,6 +614,25 @@ def main():
     signal.signal(signal.SIGHUP, on_term)
     work = tempfile.mkdtemp(prefix="iwscope-live-")
     lab = None
+    if args.open:
+        try:
+            lab = Lab(1500)
+            results = run_open(args, lab, work)
+        except KeyboardInterrupt:
+            print("\nbench/live.py: interrupted; namespaces removed", file=sys.stderr)
+            return 130
+        finally:
+            kill_children()
+            if lab:
+                lab.close()
+            shutil.rmtree(work, ignore_errors=True)
+        md = open_markdown(args, results, load)
+        print(md)
+        if args.append_results:
+            append_results(md, OPEN_SECTION)
+            print("wrote the live --open section of bench/RESULTS.md")
+        bad = [r["n"] for r in results if r["iwscope"]["rows"] != r["n"] or r["iwscope"]["evicted"]]
+        return 1 if bad else 0
     try:
         pcap = os.path.join(work, "replay.pcap")
         npk, biggest = cut_capture(bench_capture(args.capture), pcap, args.packets)

@@ -115,6 +115,13 @@
 #define FLIGHT_NEAR_S_DIV 8 /* the vantage point is next to S when S's leg of the handshake is
                               * at most the round trip / 8: no hold on the way to it */
 #endif
+#ifndef FLIGHT_EXACT_MAX_BYTES
+#define FLIGHT_EXACT_MAX_BYTES (1u << 20) /* a flight larger is never cwnd: no stack's receiver
+                                           * opens a window that wide before its first ACK by
+                                           * default (64 KB to 256 KB), and the largest IWs measured are
+                                           * ~100 segments: megabytes before any ACK are a
+                                           * crafted capture's */
+#endif
 #ifndef QUIC_GSO_SEG_MAX
 #define QUIC_GSO_SEG_MAX 1472u /* a UDP payload over this (an Ethernet path's largest) may be a
                                  * GSO super-datagram: split where the connection's next packet

@@ -75,7 +75,7 @@ def t_pg_restart(binary, tmp):
     the database exactly once, equal to what an SQLite run of the same capture writes."""
     srv, uri, name = pg_database(tmp)
     caps = {"east": (os.path.join(PCAPS, "demo.pcap"), "0.5"),          # 10 flows in ~12 s
-            "west": (keepalive_pcap(tmp), "0.4"),                      # written early, updated at ~7.5 s
+            "west": (keepalive_pcap(tmp), "0.25"),                     # written early, updated at ~12 s
             }
     procs = {}
     for probe, (cap, speed) in caps.items():
@@ -83,7 +83,18 @@ def t_pg_restart(binary, tmp):
             [binary, "-r", cap, "--replay=" + speed, "--no-ui", "--probe", probe, "-o", uri,
              "--spool", os.path.join(tmp, probe + ".spool")],
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=ENV)
-    time.sleep(2)
+    # the outage comes once both probes have begun their runs (an ASan start on a busy machine
+    # can take longer than the 2 s this test waited: the server stopped under a probe still
+    # recording its run, which exits 2), then a second or two into their replays
+    def begun():
+        try:
+            return len(pg_rows(srv, name, "SELECT probe FROM runs"))
+        except AssertionError:  # no schema yet
+            return 0
+    end = time.monotonic() + 60
+    while time.monotonic() < end and begun() < len(caps):
+        time.sleep(0.1)
+    time.sleep(1.5)
     srv.stop()
     time.sleep(3)
     srv.start()

@@ -271,6 +271,100 @@ def t_evenly_paced(binary, tmp):
     return "%s" % got
 
 
+def _one_clock(cport, step, tick):
+    """A crafted connection whose every packet comes step seconds after the one before (a test
+    suite's generator): handshake, request, 10 full segments, one ACK of them all, 10 more, one
+    ACK, FINs; timestamps echo properly, each side's clock ticking every tick seconds."""
+    c = craft.Conn(cport=cport, sport=80, t0=1700000000.0)
+    st = {"t": 0.0, "c": 0, "s": 0}
+
+    def send(who, fl, seq, ack, pl=0):
+        v = (1000 if who == "c" else 90000) + int(st["t"] / tick)
+        o = dict(mss=1460, sok=True, ws=7) if "S" in fl else {}
+        opts = craft.tcp_options(ts=(v, st["s" if who == "c" else "c"]), **o)
+        (c.c if who == "c" else c.s)(step if fl != "S" else 0, fl, seq, ack, opts=opts,
+                                     payload=b"x" * pl, win=65535)
+        st[who] = v
+        st["t"] += step
+    send("c", "S", -1, 0)
+    send("s", "SA", -1, 0)
+    send("c", "A", 0, 0)
+    send("c", "PA", 0, 0, 100)
+    for k in range(20):
+        send("s", "A", k * 1448, 100, 1448)
+        if k in (9, 19):
+            send("c", "A", 100, (k + 1) * 1448)
+    send("s", "FA", 20 * 1448, 100)
+    send("c", "FA", 100, 20 * 1448 + 1)
+    return c
+
+
+def _megabyte_flight(cport, n=800):
+    """Next to the server, 50 ms round trip, the client's window 65535 << 14: n full segments
+    1 us apart (over a megabyte for 800) before any ACK, the client's ACKs of every second
+    one a round trip later, the next 20 on their echo."""
+    c = craft.Conn(cport=cport, sport=80, t0=1700000000.0)
+    ms, seg, O = 0.001, 1448, craft.tcp_options
+    at, ctv, stv = _clocks()
+    c.c(at(0), "S", -1, 0, opts=O(mss=1460, sok=True, ts=(ctv(0), 0), ws=14), win=65535)
+    c.s(at(0.1 * ms), "SA", -1, 0, opts=O(mss=1460, sok=True, ts=(stv(0), ctv(0)), ws=14), win=65535)
+    c.c(at(50 * ms), "A", 0, 0, opts=O(ts=(ctv(50 * ms), stv(0))), win=65535)
+    req = ctv(50 * ms)
+    c.c(at(50.01 * ms), "PA", 0, 0, opts=O(ts=(req, stv(0))), payload=b"G" * 100, win=65535)
+    t0 = 50.1 * ms
+    for i in range(n):
+        c.s(at(t0 + i * 0.001 * ms), "A", i * seg, 100, opts=O(ts=(stv(t0), req)), payload=b"d" * seg)
+    last = req
+    for i in range(1, n, 2):
+        ta = t0 + 50 * ms + i * 0.001 * ms
+        last = ctv(ta)
+        c.c(at(ta), "A", 100, (i + 1) * seg, opts=O(ts=(last, stv(t0))), win=65535)
+    tn = t0 + 50 * ms + n * 0.001 * ms + 0.01 * ms
+    for k in range(20):
+        c.s(at(tn + k * 0.001 * ms), "A", (n + k) * seg, 100, opts=O(ts=(stv(tn), last)), payload=b"e" * seg)
+    return c
+
+
+@test("megabyte-flight-is-no-exact-iw", ("release", "asan"))
+def t_megabyte_flight(binary, tmp):
+    """Issue 27: crafted captures yield no exact IW: 800 full segments (1.16 MB) before any
+    ACK, against a receiver window that allows it, read exact IW800; now a lower bound. 600
+    (869 KB) stay exact: a window set that large looks the same."""
+    pcap = os.path.join(tmp, "mb.pcap")
+    craft.write_pcap(pcap, sorted(_megabyte_flight(58001).out + _megabyte_flight(58002, 600).out,
+                                  key=lambda x: x[0]))
+    db = os.path.join(tmp, "mb.db")
+    rc, out, err = run(["-q", "--no-dpi", "-r", pcap, "-o", db], binary)
+    eq(rc, 0, err)
+    got = [(r["client_port"], r["s_iw_limit"], r["s_iw_segs"]) for r in
+           rows(db, "SELECT client_port, s_iw_limit, s_iw_segs FROM flows ORDER BY client_port")]
+    eq(got, [(58001, "ambiguous", 800), (58002, "cwnd", 600)])
+    return "%s" % got
+
+
+@test("crafted-even-clock-is-no-exact-iw", ("release", "asan"))
+def t_crafted_even_clock(binary, tmp):
+    """Issue 27: crafted captures yield no exact IW. Every packet one step after the one before,
+    0.1 or 10 ms with a 1 ms timestamp clock, 100 ms with a 1 us one: the handshake's round trip
+    is two steps, the flight of 10 segments nine, and the receiver acknowledged none of them
+    until the last, which no receiver does (an ACK at least every second full segment). The
+    next 10 came on the ACK's echo: they read exact IW10; now a lower bound."""
+    conns = [_one_clock(57001 + i, step, tick) for i, (step, tick) in
+             enumerate(((0.0001, 0.001), (0.01, 0.001), (0.1, 0.000001)))]
+    out = []
+    for i, c in enumerate(conns):
+        out += [(t + 100 * i, f) for t, f in c.out]
+    pcap = os.path.join(tmp, "clock.pcap")
+    craft.write_pcap(pcap, out)
+    db = os.path.join(tmp, "clock.db")
+    rc, out, err = run(["-q", "--no-dpi", "-r", pcap, "-o", db], binary)
+    eq(rc, 0, err)
+    got = [(r["client_port"], r["s_iw_limit"], r["s_iw_segs"], r["s_iw_next"]) for r in
+           rows(db, "SELECT client_port, s_iw_limit, s_iw_segs, s_iw_next FROM flows ORDER BY client_port")]
+    eq(got, [(57001, "ambiguous", 10, "ack"), (57002, "ambiguous", 10, "ack"), (57003, "ambiguous", 10, "ack")])
+    return "%s" % got
+
+
 def _clocks():
     """For a crafted connection in absolute times (seconds): at(t), the step from the last
     packet to t, and the client's and server's 1 ms timestamp clocks."""

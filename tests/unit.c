@@ -361,7 +361,7 @@ static void test_flow_table(void)
 		struct flow *f = flow_insert(t, &p, true);
 		CHECK(f != NULL);
 		if (f)
-			f->last_us = i;
+			flow_saw(f, i);
 	}
 	CHECK_EQ_INT(flow_count(t), 16);
 	p.sport = 2000;
@@ -435,6 +435,84 @@ static void test_flow_table_grows(void)
 	}
 	CHECK_EQ_INT(still, n - removed);
 	CHECK_EQ_INT(gone, removed);
+	flow_table_free(t);
+}
+
+/* IPv6 flows keep their addresses in the table's pool (IPv4's in the flow): a lookup tells two
+ * apart that differ in any byte, from either end; a flow's pair comes back whole, its entry
+ * is reused once the flow is gone, and an evicted connection is known by its addresses. */
+static void test_flow_table_ipv6(void)
+{
+	flow_table *t = flow_table_new(64);
+	struct pkt p, r;
+	memset(&p, 0, sizeof(p));
+	p.ip_ver = 6;
+	p.transport = 6;
+	for (int i = 0; i < 16; i++) {
+		p.src.b[i] = (uint8_t)(0x20 + i);
+		p.dst.b[i] = (uint8_t)(0x40 + i);
+	}
+	p.sport = 50000;
+	p.dport = 443;
+	struct flow *a = flow_insert(t, &p, true);
+	CHECK(a != NULL);
+	/* one byte of either address apart, anywhere: another flow */
+	struct pkt q = p;
+	q.src.b[15] ^= 1;
+	struct flow *b = flow_insert(t, &q, true);
+	CHECK(b != NULL && b != a);
+	q = p;
+	q.dst.b[0] ^= 0x80;
+	struct flow *c = flow_insert(t, &q, false); /* the source is its server */
+	CHECK(c != NULL && c != a && c != b);
+	int dir = -1;
+	CHECK(flow_lookup(t, &p, &dir) == a && dir == 0);
+	r = p;
+	r.src = p.dst; r.dst = p.src; r.sport = p.dport; r.dport = p.sport;
+	CHECK(flow_lookup(t, &r, &dir) == a && dir == 1);
+	q = p;
+	q.src.b[15] ^= 1;
+	CHECK(flow_lookup(t, &q, &dir) == b && dir == 0);
+	q.src.b[7] ^= 1; /* a pair no flow has */
+	CHECK(flow_lookup(t, &q, &dir) == NULL);
+	q = p;
+	q.dst.b[0] ^= 0x80;
+	CHECK(flow_lookup(t, &q, &dir) == c && dir == 1);
+	struct ip_addr x = flow_addr(t, a, 0), y = flow_addr(t, a, 1);
+	CHECK_EQ_MEM(x.b, p.src.b, 16);
+	CHECK_EQ_MEM(y.b, p.dst.b, 16);
+	x = flow_addr(t, c, 0);
+	CHECK_EQ_MEM(x.b, q.dst.b, 16);
+	/* an IPv4 flow of the same first four bytes is another flow; its address comes back with
+	 * the rest zero */
+	struct pkt v4 = p;
+	v4.ip_ver = 4;
+	memset(v4.src.b + 4, 0, 12);
+	memset(v4.dst.b + 4, 0, 12);
+	CHECK(flow_lookup(t, &v4, &dir) == NULL);
+	struct flow *d = flow_insert(t, &v4, true);
+	CHECK(d != NULL && flow_lookup(t, &v4, &dir) == d && dir == 0);
+	x = flow_addr(t, d, 1);
+	CHECK_EQ_MEM(x.b, v4.dst.b, 16);
+	CHECK(flow_lookup(t, &p, &dir) == a);
+	/* evicted: its later packets known as its own, another's not */
+	flow_evicted_add(t, b);
+	q = p;
+	q.src.b[15] ^= 1;
+	CHECK(flow_evicted_seen(t, &q));
+	CHECK(!flow_evicted_seen(t, &p));
+	/* b gone: its entry serves the next IPv6 flow, a's and c's untouched */
+	flow_remove(t, b);
+	CHECK(flow_lookup(t, &q, &dir) == NULL);
+	q.sport = 50001;
+	struct flow *e = flow_insert(t, &q, true);
+	CHECK(e != NULL && e->addr[0] == b->addr[0]);
+	CHECK(flow_lookup(t, &q, &dir) == e && dir == 0);
+	CHECK(flow_lookup(t, &p, &dir) == a && dir == 0);
+	x = flow_addr(t, e, 0);
+	CHECK_EQ_MEM(x.b, q.src.b, 16);
+	x = flow_addr(t, a, 0);
+	CHECK_EQ_MEM(x.b, p.src.b, 16);
 	flow_table_free(t);
 }
 
@@ -585,6 +663,7 @@ int main(void)
 	test_decode();
 	test_flow_table();
 	test_flow_table_grows();
+	test_flow_table_ipv6();
 	test_flow_layouts();
 	test_flight();
 	test_handshake();

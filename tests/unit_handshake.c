@@ -260,6 +260,58 @@ static void times_far_from_the_first_packet(void)
 	CHECK(!flow_seen(&f, FT_SYN) && !f.c.syn_seen);
 	CHECK_EQ_INT(handshake_kind(&f), HS_NONE);
 	flow_release(layouts(), &f);
+	/* a SYN and its SYN-ACK share their offsets with the sides' SYN times: one offset each,
+	 * nothing out of line */
+	three_way(&f);
+	CHECK(!f.times_wide && !f.wide);
+	CHECK_EQ_INT(flow_time(&f, FT_C_SYN), flow_time(&f, FT_SYN));
+	CHECK_EQ_INT(flow_time(&f, FT_S_SYN), flow_time(&f, FT_SYNACK));
+	CHECK(flow_time(&f, FT_SYN) != flow_time(&f, FT_SYNACK));
+	flow_release(layouts(), &f);
+	/* one of a pair set to another time than the other (here by hand): both exact */
+	fresh(&f);
+	flow_set_time(&f, FT_SYN, T0 + 5);
+	flow_set_time(&f, FT_C_SYN, T0 + 5);
+	CHECK(!f.times_wide);
+	flow_set_time(&f, FT_C_SYN, T0 + 6);
+	CHECK(f.times_wide);
+	CHECK_EQ_INT(flow_time(&f, FT_SYN), T0 + 5);
+	CHECK_EQ_INT(flow_time(&f, FT_C_SYN), T0 + 6);
+	flow_release(layouts(), &f);
+	/* the one set first no longer seen: the other takes the offset alone */
+	fresh(&f);
+	flow_set_time(&f, FT_SYNACK, T0 + 5);
+	flow_set_time(&f, FT_SYNACK, 0);
+	flow_set_time(&f, FT_S_SYN, T0 + 9);
+	CHECK(!f.times_wide);
+	CHECK_EQ_INT(flow_time(&f, FT_S_SYN), T0 + 9);
+	CHECK_EQ_INT(flow_time(&f, FT_SYNACK), 0);
+}
+
+/* The flow's last packet time is a 32-bit offset from its first (71 minutes); a flow that goes
+ * on longer keeps it in wide, exact; a time before the latest changes nothing. */
+static void last_packet_time(void)
+{
+	struct flow f;
+	fresh(&f);
+	CHECK_EQ_INT(flow_last_us(&f), T0);
+	flow_saw(&f, T0 + 100);
+	CHECK_EQ_INT(flow_last_us(&f), T0 + 100);
+	flow_saw(&f, T0 + 50); /* a clock stepping back */
+	CHECK_EQ_INT(flow_last_us(&f), T0 + 100);
+	flow_saw(&f, T0 + UINT32_MAX);
+	CHECK(!f.last_wide && !f.wide);
+	CHECK_EQ_INT(flow_last_us(&f), T0 + UINT32_MAX);
+	flow_saw(&f, T0 + (uint64_t)UINT32_MAX + 1);
+	CHECK(f.last_wide && f.wide);
+	CHECK_EQ_INT(flow_last_us(&f), T0 + (uint64_t)UINT32_MAX + 1);
+	flow_saw(&f, T0 + 3 * 3600 * 1000000ull);
+	CHECK_EQ_INT(flow_last_us(&f), T0 + 3 * 3600 * 1000000ull);
+	flow_saw(&f, T0 + 1000);
+	CHECK_EQ_INT(flow_last_us(&f), T0 + 3 * 3600 * 1000000ull);
+	CHECK(!f.lost);
+	flow_release(layouts(), &f);
+	CHECK(!f.wide && !f.last_wide);
 }
 
 static void retransmitted_syns(void)
@@ -329,10 +381,16 @@ static void outcomes(void)
 	p = seg(1, 20, TH_SYN | TH_ACK, S_ISN, C_ISN + 1);
 	feed(&f, &p, 1);
 	CHECK_EQ_INT(flow_time(&f, FT_SYNACK), T0 + 20);
+	/* the server's SYN and its SYN-ACK share an offset but here differ: both kept, exact */
+	CHECK(f.times_wide);
+	CHECK_EQ_INT(flow_time(&f, FT_S_SYN), T0 + 10);
+	CHECK_EQ_INT(flow_time(&f, FT_SYN), T0);
+	CHECK_EQ_INT(flow_time(&f, FT_C_SYN), T0);
 	CHECK_EQ_INT(flow_time(&f, FT_ACK), 0);
 	p = seg(0, 30, TH_SYN | TH_ACK, C_ISN, S_ISN + 1);
 	feed(&f, &p, 0);
 	CHECK_EQ_INT(flow_time(&f, FT_ACK), T0 + 30);
+	flow_release(layouts(), &f);
 }
 
 /* TCP Fast Open (RFC 7413): data on the SYN; the handshake's ACK may acknowledge the server's
@@ -360,7 +418,7 @@ static void fast_open(void)
 	struct pkt d = seg(1, 200, TH_ACK, S_ISN + 1, C_ISN + 121);
 	d.payload_len = 1448;
 	feed(&f, &d, 1);
-	flow_side_update(&f.s, &d);
+	flow_side_update(&f, 1, &d);
 	CHECK_EQ_INT(f.s.snd_max, S_ISN + 1 + 1448);
 	feed(&f, &p, 0);
 	CHECK_EQ_INT(flow_time(&f, FT_ACK), T0 + 30000);
@@ -390,12 +448,113 @@ static void port_reuse(void)
 	CHECK(!handshake_is_reuse(&f, &p, 0));
 }
 
+/* A side's packets and bytes are 32-bit in the flow; past that they move to wide, exact (a
+ * connection of over 4 GiB, or 2^32 packets, cannot be captured here cheaply: the counts are
+ * set just below the edge). */
+static void counts_past_32_bits(void)
+{
+	struct flow f;
+	fresh(&f);
+	flow_count_sent(&f, &f.s, 1448);
+	CHECK(!f.s.counts_wide && !f.wide);
+	CHECK_EQ_INT(flow_pkts(&f, &f.s), 1);
+	CHECK_EQ_INT(flow_bytes(&f, &f.s), 1448);
+	/* bytes: the last that fit, then one more */
+	f.s.bytes = UINT32_MAX - 1448;
+	flow_count_sent(&f, &f.s, 1448);
+	CHECK(!f.s.counts_wide);
+	CHECK_EQ_INT(flow_bytes(&f, &f.s), UINT32_MAX);
+	flow_count_sent(&f, &f.s, 1);
+	CHECK(f.s.counts_wide && f.wide);
+	CHECK_EQ_INT(flow_bytes(&f, &f.s), (uint64_t)UINT32_MAX + 1);
+	CHECK_EQ_INT(flow_pkts(&f, &f.s), 3);
+	flow_count_sent(&f, &f.s, 65000);
+	CHECK_EQ_INT(flow_bytes(&f, &f.s), (uint64_t)UINT32_MAX + 65001);
+	CHECK_EQ_INT(flow_pkts(&f, &f.s), 4);
+	CHECK(f.s.pkts != 0);
+	/* the client's still inline beside them */
+	flow_count_sent(&f, &f.c, 0);
+	CHECK(!f.c.counts_wide);
+	CHECK_EQ_INT(flow_pkts(&f, &f.c), 1);
+	CHECK_EQ_INT(flow_bytes(&f, &f.c), 0);
+	/* packets: 2^32 - 1 fit, the next one moves them */
+	f.c.pkts = UINT32_MAX - 1;
+	flow_count_sent(&f, &f.c, 10);
+	CHECK(!f.c.counts_wide);
+	flow_count_sent(&f, &f.c, 10);
+	CHECK(f.c.counts_wide);
+	CHECK_EQ_INT(flow_pkts(&f, &f.c), (uint64_t)UINT32_MAX + 1);
+	CHECK_EQ_INT(flow_bytes(&f, &f.c), 20);
+	CHECK(!f.lost);
+	/* the row reads them so (engine-built rows count through flow_side_update) */
+	struct pkt d = seg(1, 10, TH_ACK, S_ISN + 1, C_ISN + 1);
+	d.payload_len = 100;
+	flow_side_update(&f, 1, &d);
+	CHECK_EQ_INT(flow_bytes(&f, &f.s), (uint64_t)UINT32_MAX + 65101);
+	flow_release(layouts(), &f);
+	CHECK(!f.wide);
+}
+
+/* The sequence a side skipped: none inline (all zero), the first hole moves it to wide, where
+ * it is followed as before: filled from below, partly filled, and what the peer acknowledged of
+ * it counted as never captured. */
+static void holes_out_of_line(void)
+{
+	struct flow f;
+	fresh(&f);
+	struct pkt p = seg(0, 0, TH_SYN, C_ISN, 0);
+	feed(&f, &p, 0);
+	flow_side_update(&f, 0, &p);
+	p = seg(1, 100, TH_SYN | TH_ACK, S_ISN, C_ISN + 1);
+	feed(&f, &p, 1);
+	flow_side_update(&f, 1, &p);
+	/* the server's first 1000 bytes, then a gap of 1000, then 1000 more */
+	p = seg(1, 200, TH_ACK, S_ISN + 1, C_ISN + 1);
+	p.payload_len = 1000;
+	flow_side_update(&f, 1, &p);
+	CHECK(!f.s.holed && !f.wide);
+	CHECK_EQ_INT(flow_holes(&f, &f.s)->hi, 0);
+	p.seq = S_ISN + 2001;
+	flow_side_update(&f, 1, &p);
+	CHECK(f.s.holed && !f.c.holed);
+	const struct side_holes *h = flow_holes(&f, &f.s);
+	CHECK_EQ_INT(h->lo, S_ISN + 1001);
+	CHECK_EQ_INT(h->hi, S_ISN + 2001);
+	CHECK_EQ_INT(h->mark, S_ISN + 1001);
+	CHECK_EQ_INT(h->unseen, 0);
+	/* the client acknowledges all of it: 1000 bytes it had, the capture never showed */
+	struct pkt a = seg(0, 300, TH_ACK, C_ISN + 1, S_ISN + 3001);
+	flow_side_update(&f, 0, &a);
+	CHECK_EQ_INT(flow_acked_unseen(&f, 1), 1000);
+	CHECK_EQ_INT(flow_acked_unseen(&f, 0), 0);
+	/* the hole's lower half comes (a retransmission): 500 left */
+	p.seq = S_ISN + 1001;
+	p.payload_len = 500;
+	flow_side_update(&f, 1, &p);
+	CHECK_EQ_INT(h->lo, S_ISN + 1501);
+	CHECK_EQ_INT(flow_acked_unseen(&f, 1), 500);
+	/* a new hole beyond: the old one's rest counts as unseen below it */
+	p.seq = S_ISN + 4001;
+	p.payload_len = 100;
+	flow_side_update(&f, 1, &p);
+	CHECK_EQ_INT(h->unseen, 500);
+	CHECK_EQ_INT(h->lo, S_ISN + 3001);
+	CHECK_EQ_INT(h->hi, S_ISN + 4001);
+	a.ack = S_ISN + 4101;
+	flow_side_update(&f, 0, &a);
+	CHECK_EQ_INT(flow_acked_unseen(&f, 1), 1500);
+	flow_release(layouts(), &f);
+}
+
 void test_handshake(void)
 {
+	counts_past_32_bits();
+	holes_out_of_line();
 	which_end_is_the_client();
 	syn_options_recorded();
 	times_and_rtt_legs();
 	times_far_from_the_first_packet();
+	last_packet_time();
 	retransmitted_syns();
 	outcomes();
 	fast_open();

@@ -191,7 +191,7 @@ static int emit(engine *e, struct flow *f, enum end_reason why)
 		f->end_reason = (uint8_t)why;
 	e->one_direction += flow_one_direction(f);
 	e->syn_opts_cut += flow_syn_opts_cut(f);
-	e->acked_unseen += flow_acked_unseen(&f->c, &f->s) + (uint64_t)flow_acked_unseen(&f->s, &f->c);
+	e->acked_unseen += flow_acked_unseen(f, 0) + (uint64_t)flow_acked_unseen(f, 1);
 	int rc = write_record(e, f);
 	here_free(e, f);
 	transport_free(e, f);
@@ -284,8 +284,7 @@ static int udp_datagram(engine *e, const struct pkt *p)
 		dir = client ? 0 : 1;
 	}
 	e->quic_packets++;
-	if (p->ts_us > f->last_us)
-		f->last_us = p->ts_us;
+	flow_saw(f, p->ts_us);
 	quicflow_update(f, p, dir);
 	if (inspect(e, f, p) != 0)
 		return -1;
@@ -330,13 +329,14 @@ int engine_packet(engine *e, int dlt, const uint8_t *data, uint32_t caplen, uint
 		return 0;
 	}
 	if (!f) {
-		f = new_flow(e, &p, handshake_src_is_client(&p));
+		bool client = handshake_src_is_client(&p);
+		f = new_flow(e, &p, client);
 		if (!f)
 			return e->failed ? -1 : 0;
-		dir = memcmp(&f->c_addr, &p.src, sizeof(p.src)) == 0 && f->c_port == p.sport ? 0 : 1;
+		/* the client's end is p's source (a packet from an end to itself: both) */
+		dir = client || (p.sport == p.dport && memcmp(&p.src, &p.dst, sizeof(p.src)) == 0) ? 0 : 1;
 	}
-	if (ts_us > f->last_us)
-		f->last_us = ts_us;
+	flow_saw(f, ts_us);
 	handshake_update(e->flows, f, &p, dir);
 	flight_update(f, &p, dir, &e->fopts);
 	if (inspect(e, f, &p) != 0)
@@ -353,7 +353,7 @@ int engine_packet(engine *e, int dlt, const uint8_t *data, uint32_t caplen, uint
 			f->hunt.done = true;
 		}
 	}
-	flow_side_update(dir == 0 ? &f->c : &f->s, &p);
+	flow_side_update(f, dir, &p);
 	flow_touch(e->flows, f);
 	if (e->opts.early_rows && verdicts_final(e, f)) {
 		if (write_record(e, f) != 0)

@@ -72,7 +72,7 @@ static uint16_t nominal_smss(const struct side *r, const struct pkt *p)
 
 /* S's first new data: snapshot what R had said before it. Membership will be decided by
  * TSecr when timestamps were negotiated (A1 may still show R's clock too coarse for it). */
-static void flight_open(const struct flow *f, struct first_flight *ff, const struct side *r,
+static void flight_open(struct flow *f, struct first_flight *ff, const struct side *r,
                         const struct pkt *p, const struct flight_opts *o)
 {
 	ff->state = FF_OPEN;
@@ -85,11 +85,12 @@ static void flight_open(const struct flow *f, struct first_flight *ff, const str
 		ff->rule = !o->force_timing && (p->opt.present & OPT_TS) ? RULE_ECHO : RULE_TIMING;
 	ff->first_tsecr = p->opt.tsecr;
 	ff->first_tsval = p->opt.tsval;
-	ff->first_ack = p->ack;
 	ff->min_inside = UINT16_MAX;
-	ff->first_us = p->ts_us;
+	ff_set_first_us(f, ff, p->ts_us);
 	ff->r_ts_before = r->ts_seen;
-	ff->r_tsval_before = r->last_tsval;
+	/* R's last TSval; from one direction, where R sent nothing (that TSval is 0), S's ACK
+	 * field, which the echo rule compares the next data's with */
+	ff->r_tsval = ff->one_dir ? p->ack : r->last_tsval;
 	ff->rwnd_known = r->win_known;
 	ff->rwnd_field = r->last_win;
 	ff->rwnd_from_syn = r->win_is_syn;
@@ -106,7 +107,7 @@ static bool in_flight1(const struct flow *f, const struct first_flight *ff, int 
 	if (!ff->a1_seen)
 		return true; /* nothing had acknowledged S's data yet at the vantage point */
 	if (ff->rule == RULE_TSECR && (p->opt.present & OPT_TS))
-		return sdiff(p->opt.tsecr, ff->a1_tsval) < 0;
+		return sdiff(p->opt.tsecr, ff->r_tsval) < 0; /* A1's TSval */
 	/* timing: A1 reaches S after one vantage<->S leg; new data released by it comes back
 	 * to the vantage point no earlier than t(A1) + leg. */
 	int64_t leg = flight_rtt_leg(f, sender == 1 ? 1 : 0);
@@ -114,7 +115,7 @@ static bool in_flight1(const struct flow *f, const struct first_flight *ff, int 
 	if (leg < 0 || rtt <= 0)
 		leg = 0; /* without the whole round trip no tolerance either: only what came before A1 */
 	int64_t tol = rtt > 0 ? rtt / FLIGHT_TOL_DIV : 0;
-	return (int64_t)p->ts_us < (int64_t)ff_a1_us(ff) + leg - tol;
+	return (int64_t)p->ts_us < (int64_t)ff_a1_us(f, ff) + leg - tol;
 }
 
 /* Rule 3: a silence of gap_us before new data, at least half the handshake RTT and three times
@@ -183,7 +184,7 @@ static bool one_dir_timer(const struct flow *f, const struct side *s, const stru
 	int64_t tick = tick_upper_us(f, s, p);
 	int32_t dv = sdiff(p->opt.tsval, ff->last_tsval);
 	uint64_t syn_us = flow_syn_time(f, s);
-	if (tick <= 0 || dv < 2 || !syn_us || ff->first_us <= syn_us)
+	if (tick <= 0 || dv < 2 || !syn_us || ff_first_us(f, ff) <= syn_us)
 		return false;
 	/* an unchanged echo says no ACK arrived only where R's clock ticks several times a round
 	 * trip: S's echo moved that far between its SYN-ACK (R's SYN) and its first data (R's
@@ -191,7 +192,7 @@ static bool one_dir_timer(const struct flow *f, const struct side *s, const stru
 	if (!(s->syn.present & OPT_TS) || !s->syn.tsecr ||
 	    sdiff(ff->first_tsecr, s->syn.tsecr) < FLIGHT_ECHO_MIN_TICKS)
 		return false;
-	uint64_t rtt_max = ff->first_us - syn_us;
+	uint64_t rtt_max = ff_first_us(f, ff) - syn_us;
 	uint64_t wait = rtt_max * FLIGHT_CWND_RTTS_X10 / 10;
 	if (wait < FLIGHT_TIMER_MIN_US)
 		wait = FLIGHT_TIMER_MIN_US;
@@ -277,9 +278,9 @@ static bool no_pause_at_end(const struct first_flight *ff, const struct pkt *p)
  * milliseconds (a paced sender whose clock ticks slower than its pace, an evenly spaced crafted
  * capture) that the ACK's arrival cut. Below a millisecond a TSO burst's own scheduling spaces
  * packets by as much as the round trip, and TSecr alone decides. */
-static bool even_pace_at_end(const struct first_flight *ff, const struct pkt *p)
+static bool even_pace_at_end(const struct flow *f, const struct first_flight *ff, const struct pkt *p)
 {
-	uint64_t gap = p->ts_us - ff_last_us(ff);
+	uint64_t gap = p->ts_us - ff_last_us(f, ff);
 	if (ff->max_gap_us < FLIGHT_TIMING_MIN_RTT_US || gap > ff->max_gap_us)
 		return false;
 	if (ff->last_ts && (p->opt.present & OPT_TS))
@@ -287,35 +288,44 @@ static bool even_pace_at_end(const struct first_flight *ff, const struct pkt *p)
 	return true;
 }
 
-/* S's new data p is not in flight 1: the flight ends, with what located its end. */
-static void flight_close(const struct flow *f, struct first_flight *ff, const struct pkt *p,
+/* S's new data p is not in flight 1: the flight ends, with what located its end. What the
+ * open flight's membership was decided by is read first: the closed flight's fields take its
+ * bytes. */
+static void flight_close(struct flow *f, struct first_flight *ff, const struct pkt *p,
                          enum ff_end why, bool pause, const struct flight_opts *o)
 {
+	bool paced = no_pause_at_end(ff, p) || even_pace_at_end(f, ff, p);
+	/* one direction: S's ACK field moved, R had sent data (a request); else the newer echo
+	 * came from a pure ACK of S's data */
+	bool echo = ff->rule == RULE_ECHO;
+	int32_t adv = echo ? sdiff(p->opt.tsecr, ff->first_tsecr) : 0;
+	bool ack_moved = echo && p->ack != ff->r_tsval; /* S's ACK field on its first data */
+	/* new data after a pause that echoes the flight's TSecr: S had processed nothing from R,
+	 * so no ACK released it; a timer sent it (a tail-loss probe, an RTO), which no stack
+	 * fires sooner than 1.5 RTTs (RFC 8985: PTO = 2 SRTT) nor within 10 ms */
+	uint64_t gap = p->ts_us - ff_last_us(f, ff);
+	int64_t rtt = flight_rtt(f);
+	bool timer = pause && tsecr_usable(f, ff, p, o) && p->opt.tsecr == ff->last_tsecr &&
+	             gap >= FLIGHT_TIMER_MIN_US && (int64_t)gap * 10 >= rtt * FLIGHT_CWND_RTTS_X10;
 	ff->state = FF_CLOSED;
 	ff->fl_end = ff->snd_nxt;
-	ff_set_next_us(ff, p->ts_us);
+	ff_set_next_us(f, ff, p->ts_us);
 	ff->end = (uint8_t)why;
 	ff->next_pause = pause;
 	ff->a1_before_next = ff->a1_seen;
 	ff->next_payload = p->payload_len > UINT16_MAX ? UINT16_MAX : (uint16_t)p->payload_len;
-	ff->paced_end = no_pause_at_end(ff, p) || even_pace_at_end(ff, p);
-	if (ff->rule == RULE_ECHO) {
-		/* one direction: S's ACK field moved, R had sent data (a request); else the newer
-		 * echo came from a pure ACK of S's data */
-		int32_t adv = sdiff(p->opt.tsecr, ff->first_tsecr);
-		ff->echo_adv = adv < 0 ? 0 : adv > UINT16_MAX ? UINT16_MAX : (uint16_t)adv;
-		if (p->ack != ff->first_ack)
+	ff->paced_end = paced;
+	ff->echo_adv = adv < 0 ? 0 : adv > UINT16_MAX ? UINT16_MAX : (uint16_t)adv;
+	if (echo) {
+		if (ack_moved)
 			ff->r_data_before_next = true;
 		else
 			ff->a1_before_next = true;
 	}
-	/* new data after a pause that echoes the flight's TSecr: S had processed nothing from R,
-	 * so no ACK released it; a timer sent it (a tail-loss probe, an RTO), which no stack
-	 * fires sooner than 1.5 RTTs (RFC 8985: PTO = 2 SRTT) nor within 10 ms */
-	uint64_t gap = p->ts_us - ff_last_us(ff);
-	int64_t rtt = flight_rtt(f);
-	ff->next_timer = pause && tsecr_usable(f, ff, p, o) && p->opt.tsecr == ff->last_tsecr &&
-	                 gap >= FLIGHT_TIMER_MIN_US && (int64_t)gap * 10 >= rtt * FLIGHT_CWND_RTTS_X10;
+	ff->next_timer = timer;
+	ff->f2_segs = 0; /* the caller counts the packet that closed it */
+	ff->f2_last_64us = 0;
+	ff->f2_last_tsval = 0;
 }
 
 /* The segments newlen new bytes take: ceil(newlen / smss), one while smss is unknown. */
@@ -330,11 +340,11 @@ static uint32_t segments(const struct first_flight *ff, uint32_t newlen)
 static void second_flight(const struct flow *f, const struct side *s, struct first_flight *ff,
                           const struct pkt *p, uint32_t newlen)
 {
-	uint64_t next_us = ff_next_us(ff);
+	uint64_t next_us = ff_next_us(f, ff);
 	uint64_t off = (p->ts_us > next_us ? p->ts_us - next_us : 0) >> 6;
 	int64_t gap = off > ff->f2_last_64us ? (int64_t)(off - ff->f2_last_64us) * 64 : 0;
 	/* back to back: no pause, whatever the RTT; one direction: the flight-to-flight spacing */
-	int64_t rtt = !gap ? 0 : ff->rule == RULE_ECHO ? (int64_t)(next_us - ff->first_us)
+	int64_t rtt = !gap ? 0 : ff->rule == RULE_ECHO ? (int64_t)(next_us - ff_first_us(f, ff))
 	                                               : flight_rtt(f);
 	bool has_ts = (p->opt.present & OPT_TS) != 0;
 	if (off > UINT16_MAX)
@@ -357,18 +367,16 @@ static void second_flight(const struct flow *f, const struct side *s, struct fir
 }
 
 /* p, new data of S, joins flight 1. */
-static void flight_add(const struct flow *f, struct first_flight *ff, const struct pkt *p,
+static void flight_add(struct flow *f, struct first_flight *ff, const struct pkt *p,
                        uint32_t newlen)
 {
 	if (ff->segs) {
 		if (ff->last_payload < ff->min_inside)
 			ff->min_inside = ff->last_payload;
-		uint64_t last_us = ff_last_us(ff);
+		uint64_t last_us = ff_last_us(f, ff);
 		uint64_t gap = p->ts_us > last_us ? p->ts_us - last_us : 0;
-		if (!ff->gap_segs && marks_gap(f, ff, gap)) {
-			ff->gap_segs = ff->segs;
-			ff->gap_bytes = ff->bytes;
-		}
+		if (!ff->gapped && marks_gap(f, ff, gap))
+			ff_set_gap(f, ff, ff->segs, ff->bytes);
 		if (gap > ff->max_gap_us)
 			ff->max_gap_us = gap > UINT32_MAX ? UINT32_MAX : (uint32_t)gap;
 		int32_t step = ff->last_ts && (p->opt.present & OPT_TS)
@@ -378,7 +386,7 @@ static void flight_add(const struct flow *f, struct first_flight *ff, const stru
 	}
 	ff->bytes += newlen;
 	ff->segs += segments(ff, newlen);
-	ff_set_last_us(ff, p->ts_us);
+	ff_set_last_us(f, ff, p->ts_us);
 	uint16_t pl = p->payload_len > 0xffff ? 0xffff : (uint16_t)p->payload_len;
 	ff->last_payload = pl;
 	ff->last_ts = (p->opt.present & OPT_TS) != 0;
@@ -428,7 +436,7 @@ static void sender_packet(struct flow *f, struct side *s, const struct side *r, 
 	bool hole = sdiff(rel, ff->snd_nxt) > 0;
 	uint32_t newlen = hole ? p->payload_len : end - ff->snd_nxt;
 	if (ff->state == FF_OPEN) {
-		uint64_t last_us = ff_last_us(ff);
+		uint64_t last_us = ff_last_us(f, ff);
 		uint64_t gap = ff->segs && p->ts_us > last_us ? p->ts_us - last_us : 0;
 		bool pause = ff->segs && is_pause(f, ff, gap);
 		bool in = in_flight1(f, ff, sender, p), unsure = false;
@@ -495,6 +503,7 @@ static void receiver_packet(struct flow *f, struct side *s, const struct side *r
 		return;
 	if (ff->one_dir && ff->state == FF_OPEN) { /* R is in the capture after all */
 		ff->one_dir = false;
+		ff->r_tsval = 0; /* R's TSval before S's data: R had sent nothing */
 		if (ff->rule == RULE_ECHO)
 			ff->rule = ts_negotiated(f) && !o->force_timing ? RULE_TSECR : RULE_TIMING;
 	}
@@ -519,16 +528,18 @@ static void receiver_packet(struct flow *f, struct side *s, const struct side *r
 		ff->loss = true;
 	/* ... and R's first ACK after the flight acknowledging a hole the capture left in S's
 	 * data since (the side's newest): the same */
-	if ((p->flags & TH_ACK) && ff->state == FF_CLOSED && !ff->f2_done && s->hole_lo != s->hole_hi &&
-	    sdiff(p->ack, s->hole_lo) > 0)
+	const struct side_holes *h = flow_holes(f, s);
+	if ((p->flags & TH_ACK) && ff->state == FF_CLOSED && !ff->f2_done && h->lo != h->hi &&
+	    sdiff(p->ack, h->lo) > 0)
 		ff->loss = true;
 	if (ff->state == FF_OPEN) {
 		if (!ff->a1_seen && (p->flags & TH_ACK) && sdiff(p->ack, s->isn + 1) > 0) {
+			uint32_t r_before = ff->r_tsval; /* R's TSval before S's data, until A1 */
 			ff->a1_seen = true;
 			ff->a1_segs = ff->segs;
 			ff->a1_bytes = ff->bytes;
-			ff_set_a1_us(ff, p->ts_us);
-			ff->a1_tsval = p->opt.tsval;
+			ff_set_a1_us(f, ff, p->ts_us);
+			ff->r_tsval = p->opt.tsval; /* A1's */
 			bool ts_ok = ts_negotiated(f) && (p->opt.present & OPT_TS);
 			/* A1 with the TSval R sent before S's data: the clock ticked slower than the
 			 * round trip, TSecr cannot separate flights (docs/METHOD.md rule 1) -- unless
@@ -536,8 +547,8 @@ static void receiver_packet(struct flow *f, struct side *s, const struct side *r
 			 * ACK reached it), so that what echoes A1's TSval was sent after the server
 			 * processed a later packet */
 			bool tfo = s == &f->s && (r->syn.present & OPT_TS) &&
-			           ff->first_tsecr == r->syn.tsval && ff->first_tsecr != ff->r_tsval_before;
-			bool same_tick = ff->r_ts_before && p->opt.tsval == ff->r_tsval_before && !tfo;
+			           ff->first_tsecr == r->syn.tsval && ff->first_tsecr != r_before;
+			bool same_tick = ff->r_ts_before && p->opt.tsval == r_before && !tfo;
 			if (o->force_timing || !ts_ok || same_tick)
 				ff->rule = RULE_TIMING;
 			else

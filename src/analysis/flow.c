@@ -18,6 +18,7 @@
 #define CHUNK_FLOWS ((uint32_t)(HUGEMEM_PAGE / sizeof(struct flow)))
 #define BUCKETS_MIN 4096u
 #define DPI_BLOCK 4096u    /* the pool of nDPI states grows this many at a time */
+#define ADDR6_BLOCK 4096u  /* the pool of IPv6 flows' addresses: 128 KiB at a time */
 #define GONE_WAYS 8u       /* evicted connections' fingerprints: a set is one cache line */ /* the bucket array starts here and doubles with the open flows */
 #ifndef FLOW_PREFETCH_BYTES
 #define FLOW_PREFETCH_BYTES sizeof(struct flow)
@@ -32,6 +33,15 @@ struct layout_entry {
 };
 
 static const uint64_t list_timeout_us[L_COUNT] = { FLOW_CLOSED_US, FLOW_HALFOPEN_US, FLOW_IDLE_US };
+
+/* An IPv6 flow's addresses (the flow holds its index + 1); a free one holds the next free
+ * one's instead. */
+union addr6 {
+	struct {
+		struct ip_addr c, s;
+	} a;
+	uint32_t next_free;
+};
 
 struct flow_list {
 	uint32_t head, tail; /* index + 1 */
@@ -59,6 +69,9 @@ struct flow_table {
 	struct dpi_state **dpi;
 	uint32_t dpi_blocks, dpi_used; /* blocks allocated, states ever handed out */
 	uint32_t *dpi_free, dpi_nfree, dpi_free_cap;
+	/* the pool of IPv6 flows' addresses: blocks of ADDR6_BLOCK, the free ones chained */
+	union addr6 **a6;
+	uint32_t a6_blocks, a6_used, a6_free; /* blocks, entries ever handed out, first free + 1 */
 	/* the distinct SYN option layouts of the open flows (flow_set_layout), each counted by the
 	 * sides that hold it and freed when none does; chained by hash; this thread's own */
 	struct layout_entry *lay;
@@ -122,11 +135,61 @@ void flow_table_free(flow_table *t)
 		free(t->dpi[b]);
 	free(t->dpi);
 	free(t->dpi_free);
+	for (uint32_t b = 0; b < t->a6_blocks; b++)
+		free(t->a6[b]);
+	free(t->a6);
 	free(t->lay);
 	free(t->lay_buckets);
 	free(t->buckets);
 	free(t->gone);
 	free(t);
+}
+
+static union addr6 *addr6_at(const flow_table *t, uint32_t idx1)
+{
+	return &t->a6[(idx1 - 1) / ADDR6_BLOCK][(idx1 - 1) % ADDR6_BLOCK];
+}
+
+/* Keeps an IPv6 flow's addresses: their index + 1, 0 without memory. */
+static uint32_t addr6_take(flow_table *t, const struct ip_addr *c, const struct ip_addr *s)
+{
+	uint32_t i = t->a6_free;
+	if (i) {
+		t->a6_free = addr6_at(t, i)->next_free;
+	} else {
+		if (t->a6_used == t->a6_blocks * ADDR6_BLOCK) {
+			union addr6 **b = realloc(t->a6, (t->a6_blocks + 1) * sizeof(*b));
+			if (!b)
+				return 0;
+			t->a6 = b;
+			if (!(b[t->a6_blocks] = malloc(ADDR6_BLOCK * sizeof(union addr6))))
+				return 0;
+			t->a6_blocks++;
+		}
+		i = ++t->a6_used;
+	}
+	union addr6 *e = addr6_at(t, i);
+	e->a.c = *c;
+	e->a.s = *s;
+	return i;
+}
+
+static void addr6_give(flow_table *t, uint32_t idx1)
+{
+	addr6_at(t, idx1)->next_free = t->a6_free;
+	t->a6_free = idx1;
+}
+
+struct ip_addr flow_addr(const flow_table *t, const struct flow *f, int end)
+{
+	struct ip_addr a;
+	if (f->ip_ver == 6) {
+		const union addr6 *e = addr6_at(t, f->addr[0]);
+		return end == 0 ? e->a.c : e->a.s;
+	}
+	memset(&a, 0, sizeof(a));
+	memcpy(a.b, &f->addr[end], 4);
+	return a;
 }
 
 /* One IPv6 endpoint's hash. */
@@ -170,7 +233,8 @@ static uint32_t tuple_hash(const flow_table *t, const struct pkt *p)
 
 static uint32_t flow_hash(const flow_table *t, const struct flow *f)
 {
-	return key_hash(t, f->ip_ver, &f->c_addr, f->c_port, &f->s_addr, f->s_port);
+	struct ip_addr c = flow_addr(t, f, 0), s = flow_addr(t, f, 1);
+	return key_hash(t, f->ip_ver, &c, f->c_port, &s, f->s_port);
 }
 
 /* A 64-bit fingerprint of p's connection (either direction alike), never 0. */
@@ -193,7 +257,8 @@ void flow_evicted_add(flow_table *t, const struct flow *f)
 			return; /* without memory for it, a continuation becomes a row of its own */
 		t->gone_mask = n - 1;
 	}
-	uint64_t fp = tuple_fp(t, f->ip_ver, f->transport, &f->c_addr, f->c_port, &f->s_addr, f->s_port);
+	struct ip_addr c = flow_addr(t, f, 0), s = flow_addr(t, f, 1);
+	uint64_t fp = tuple_fp(t, f->ip_ver, f->transport, &c, f->c_port, &s, f->s_port);
 	uint64_t *set = &t->gone[(uint32_t)fp & t->gone_mask & ~(uint32_t)(GONE_WAYS - 1)];
 	for (unsigned w = 0; w < GONE_WAYS; w++) {
 		if (set[w] == fp)
@@ -280,19 +345,32 @@ static bool same_addr(const struct ip_addr *x, const struct ip_addr *y)
 	return ((a[0] ^ b[0]) | (a[1] ^ b[1])) == 0;
 }
 
+/* Whether f's client is x and its server y (x4, y4: their first 4 bytes, an IPv4 address). */
+static bool same_ends(const flow_table *t, const struct flow *f, const struct ip_addr *x, uint32_t x4,
+                      const struct ip_addr *y, uint32_t y4)
+{
+	if (f->ip_ver != 6) /* the rest of an IPv4 address is zero, in p as it was in f */
+		return f->addr[0] == x4 && f->addr[1] == y4;
+	const union addr6 *e = addr6_at(t, f->addr[0]);
+	return same_addr(&e->a.c, x) && same_addr(&e->a.s, y);
+}
+
 struct flow *flow_lookup(flow_table *t, const struct pkt *p, int *dir)
 {
+	uint32_t src4, dst4;
+	memcpy(&src4, p->src.b, 4);
+	memcpy(&dst4, p->dst.b, 4);
 	for (uint32_t i = t->buckets[tuple_hash(t, p)]; i; i = at(t, i)->hnext) {
 		struct flow *f = at(t, i);
 		if (f->ip_ver != p->ip_ver || f->transport != p->transport)
 			continue;
-		if (f->c_port == p->sport && f->s_port == p->dport && same_addr(&f->c_addr, &p->src) &&
-		    same_addr(&f->s_addr, &p->dst)) {
+		if (f->c_port == p->sport && f->s_port == p->dport &&
+		    same_ends(t, f, &p->src, src4, &p->dst, dst4)) {
 			*dir = 0;
 			return f;
 		}
-		if (f->s_port == p->sport && f->c_port == p->dport && same_addr(&f->s_addr, &p->src) &&
-		    same_addr(&f->c_addr, &p->dst)) {
+		if (f->s_port == p->sport && f->c_port == p->dport &&
+		    same_ends(t, f, &p->dst, dst4, &p->src, src4)) {
 			*dir = 1;
 			return f;
 		}
@@ -384,15 +462,26 @@ struct flow *flow_insert(flow_table *t, const struct pkt *p, bool src_is_client)
 			return NULL; /* cannot happen: free slots are on the free list */
 		}
 	}
+	const struct ip_addr *c = src_is_client ? &p->src : &p->dst, *s = src_is_client ? &p->dst : &p->src;
+	uint32_t a6 = 0;
+	if (p->ip_ver == 6 && !(a6 = addr6_take(t, c, s))) {
+		at(t, idx)->hnext = t->free_head; /* no memory for its addresses: the slot stays free */
+		t->free_head = idx;
+		return NULL;
+	}
 	struct flow *f = at(t, idx);
 	memset(f, 0, sizeof(*f));
 	f->self = idx;
 	f->in_use = true;
 	f->ip_ver = p->ip_ver;
 	f->transport = p->transport;
-	f->c_addr = src_is_client ? p->src : p->dst;
+	if (a6) {
+		f->addr[0] = a6;
+	} else {
+		memcpy(&f->addr[0], c->b, 4);
+		memcpy(&f->addr[1], s->b, 4);
+	}
 	f->c_port = src_is_client ? p->sport : p->dport;
-	f->s_addr = src_is_client ? p->dst : p->src;
 	f->s_port = src_is_client ? p->dport : p->sport;
 	if (t->count >= t->mask && t->mask < t->mask_max)
 		grow_buckets(t);
@@ -416,6 +505,8 @@ void flow_remove(flow_table *t, struct flow *f)
 		*pp = f->hnext;
 	list_unlink(t, f);
 	flow_release(t, f);
+	if (f->ip_ver == 6)
+		addr6_give(t, f->addr[0]);
 	if (f->dpi_idx && t->dpi_nfree < t->dpi_free_cap) /* room for every state handed out */
 		t->dpi_free[t->dpi_nfree++] = f->dpi_idx;
 	f->dpi_idx = 0;
@@ -423,44 +514,6 @@ void flow_remove(flow_table *t, struct flow *f)
 	f->hnext = t->free_head;
 	t->free_head = idx;
 	t->count--;
-}
-
-static int32_t *time_off(struct flow *f, enum flow_time w)
-{
-	return w == FT_C_SYN ? &f->c.syn_off : w == FT_S_SYN ? &f->s.syn_off : &f->hs_off[w];
-}
-
-void flow_set_time(struct flow *f, enum flow_time w, uint64_t t)
-{
-	bool seen = t != 0;
-	if (w == FT_C_SYN)
-		f->c.syn_seen = seen;
-	else if (w == FT_S_SYN)
-		f->s.syn_seen = seen;
-	else
-		f->hs_seen = (uint8_t)((f->hs_seen & ~(1u << w)) | (unsigned)seen << w);
-	if (!seen || f->times_lost)
-		return;
-	if (f->times_wide) {
-		f->wide->us[w] = t;
-		return;
-	}
-	/* modulo 2^64 both ways: an offset in range gives t back exactly */
-	int64_t d = (int64_t)(t - f->first_us);
-	if (d >= INT32_MIN && d <= INT32_MAX) {
-		*time_off(f, w) = (int32_t)d;
-		return;
-	}
-	/* the rare flow whose time is too far from its first packet: all its times exact, out of
-	 * line (the others first, from their offsets) */
-	if (!f->wide && !(f->wide = calloc(1, sizeof(*f->wide)))) {
-		f->times_lost = true; /* no memory: unknown, never a wrong time */
-		return;
-	}
-	for (int i = 0; i < FT_N; i++)
-		f->wide->us[i] = flow_time(f, (enum flow_time)i);
-	f->wide->us[w] = t;
-	f->times_wide = true;
 }
 
 /* seeded as the tuples' hash is: crafted SYNs cannot aim their layouts at one chain */
@@ -598,7 +651,10 @@ void flow_release(flow_table *t, struct flow *f)
 	f->c.syn.layout = f->s.syn.layout = SYN_LAYOUT_EMPTY;
 	free(f->wide);
 	f->wide = NULL;
-	f->times_wide = false;
+	f->times_wide = f->last_wide = false;
+	f->c.holed = f->s.holed = f->c.counts_wide = f->s.counts_wide = false;
+	f->c.ff.first_wide = f->c.ff.next_wide = f->s.ff.first_wide = f->s.ff.next_wide = false;
+	f->c.ff.gapped = f->s.ff.gapped = false;
 }
 
 void flow_touch(flow_table *t, struct flow *f)
@@ -631,7 +687,7 @@ struct flow *flow_expired(flow_table *t, uint64_t now_us)
 		uint32_t h = t->lists[l].head;
 		if (h) {
 			struct flow *f = at(t, h);
-			if (f->last_us + list_timeout_us[l] <= now_us) {
+			if (flow_last_us(f) + list_timeout_us[l] <= now_us) {
 				prefetch_next(t, f);
 				return f;
 			}
@@ -696,87 +752,3 @@ uint32_t flow_count(const flow_table *t) { return t->count; }
 /* the flow, at most two buckets (the array doubles at one flow a bucket), and the DPI stage's
  * state of its slot (stage.c) */
 size_t flow_slot_bytes(void) { return sizeof(struct flow) + 2 * sizeof(uint32_t) + sizeof(struct dpi_state); }
-
-/* Follows the sequence sd skipped in the capture as its segment [start, end) arrives (before
- * snd_max moves): a segment beyond snd_max opens a hole (the last one left becomes unseen; a
- * pure ACK's sequence number shows what was sent before it too), one below it fills the newest
- * hole. A segment inside it keeps its lower part; the upper part
- * counts as unseen (one hole is followed: a later fill of that part is not seen). */
-static void side_holes(struct side *sd, uint32_t start, uint32_t end)
-{
-	if ((int32_t)(start - sd->snd_max) > 0) {
-		sd->unseen += sd->hole_hi - sd->hole_lo;
-		sd->hole_lo = sd->hole_mark = sd->snd_max;
-		sd->hole_hi = start;
-		return;
-	}
-	if (end == start || sd->hole_lo == sd->hole_hi || (int32_t)(end - sd->hole_lo) <= 0 ||
-	    (int32_t)(start - sd->hole_hi) >= 0)
-		return;
-	if ((int32_t)(start - sd->hole_lo) <= 0) {
-		sd->hole_lo = (int32_t)(end - sd->hole_hi) >= 0 ? sd->hole_hi : end;
-	} else {
-		if ((int32_t)(end - sd->hole_hi) < 0)
-			sd->unseen += sd->hole_hi - end;
-		sd->hole_hi = start;
-	}
-}
-
-void flow_side_update(struct side *sd, const struct pkt *p)
-{
-	sd->pkts++;
-	sd->bytes += p->payload_len;
-	if (p->opt.present & OPT_TS) {
-		sd->last_tsval = p->opt.tsval;
-		sd->ts_seen = true;
-	}
-	sd->last_win = p->win;
-	sd->win_known = true;
-	sd->win_is_syn = (p->flags & TH_SYN) != 0;
-	if (sd->isn_known) {
-		uint32_t end = p->seq + p->payload_len + ((p->flags & (TH_SYN | TH_FIN)) ? 1 : 0);
-		side_holes(sd, p->seq, end);
-		if ((int32_t)(end - sd->snd_max) > 0)
-			sd->snd_max = end;
-	}
-	if (p->flags & TH_ACK) {
-		if (!sd->ack_seen || (int32_t)(p->ack - sd->ack_max) > 0)
-			sd->ack_max = p->ack;
-		sd->ack_seen = true;
-	}
-}
-
-uint32_t flow_acked_unseen(const struct side *sd, const struct side *peer)
-{
-	if (!sd->isn_known || !peer->ack_seen)
-		return 0;
-	/* an ACK behind sd's ISN belongs to nothing sd sent (a stray or an earlier connection) */
-	if ((int32_t)(peer->ack_max - (sd->isn + 1)) < 0)
-		return 0;
-	uint32_t ack = peer->ack_max, n = 0;
-	int32_t d = (int32_t)(ack - sd->snd_max);
-	if (d > 0)
-		n += (uint32_t)d;
-	/* the holes: the newest as far as the ACK covers it, older ones once it passed them */
-	if (sd->hole_lo != sd->hole_hi && (int32_t)(ack - sd->hole_lo) > 0)
-		n += (int32_t)(ack - sd->hole_hi) >= 0 ? sd->hole_hi - sd->hole_lo : ack - sd->hole_lo;
-	if (sd->unseen && (int32_t)(ack - sd->hole_mark) >= 0)
-		n += sd->unseen;
-	return n;
-}
-
-bool flow_one_direction(const struct flow *f)
-{
-	const struct side *only = f->s.pkts == 0 ? &f->c : f->c.pkts == 0 ? &f->s : NULL;
-	return only && only->pkts > 0 && only->ack_seen;
-}
-
-unsigned flow_syn_opts_cut(const struct flow *f)
-{
-	unsigned n = 0;
-	if (f->c.syn_seen && (f->c.syn.quirks & Q_OPT_CUT))
-		n += 1u + f->c.syn.retx;
-	if (f->s.syn_seen && (f->s.syn.quirks & Q_OPT_CUT))
-		n += 1u + f->s.syn.retx;
-	return n;
-}

@@ -289,7 +289,7 @@ static uint32_t datagrams(const struct quic_conn *q, const struct pkt *p, int di
  * later). */
 static bool paused(const struct flow *f, const struct first_flight *ff, const struct pkt *p)
 {
-	int64_t rtt = flight_rtt(f), gap = (int64_t)(p->ts_us - ff_last_us(ff));
+	int64_t rtt = flight_rtt(f), gap = (int64_t)(p->ts_us - ff_last_us(f, ff));
 	if (rtt <= 0)
 		rtt = flight_rtt_leg(f, 1);
 	return rtt > 0 && gap * 2 >= rtt;
@@ -314,7 +314,7 @@ static void flights(struct flow *f, struct quic_conn *q, const struct pkt *p, in
 	if (other->state == FF_OPEN) { /* this datagram answers the other side's flight */
 		other->state = FF_CLOSED;
 		other->end = FF_END_TIMING;
-		ff_set_next_us(other, p->ts_us);
+		ff_set_next_us(f, other, p->ts_us);
 		/* what the server may have sent by then without the client's address validated (a
 		 * Retry's token validates it) */
 		if (dir == 0 && !was_validated && !q->retry)
@@ -323,14 +323,14 @@ static void flights(struct flow *f, struct quic_conn *q, const struct pkt *p, in
 	if (mine->state == FF_WAIT) {
 		mine->state = FF_OPEN;
 		mine->rule = RULE_TIMING;
-		mine->first_us = p->ts_us;
+		ff_set_first_us(f, mine, p->ts_us);
 	} else if (mine->state == FF_OPEN) {
 		/* the handshake's round trip, or while the client's answer is still to come the leg
 		 * seen so far (shorter at the server: a pause found sooner, never later) */
 		if (paused(f, mine, p)) {
 			mine->state = FF_CLOSED;
 			mine->end = FF_END_PAUSE;
-			ff_set_next_us(mine, p->ts_us);
+			ff_set_next_us(f, mine, p->ts_us);
 			mine->next_pause = true;
 		}
 	}
@@ -340,7 +340,7 @@ static void flights(struct flow *f, struct quic_conn *q, const struct pkt *p, in
 		bool super = len > QUIC_GSO_SEG_MAX;
 		mine->segs += datagrams(q, p, dir);
 		mine->bytes += len;
-		ff_set_last_us(mine, p->ts_us);
+		ff_set_last_us(f, mine, p->ts_us);
 		uint16_t l16 = super ? 0 : (uint16_t)len;
 		if (dir == 1 && (super ? QUIC_GSO_SEG_MAX : l16) > q->s_max_dgram)
 			q->s_max_dgram = super ? QUIC_GSO_SEG_MAX : l16;
@@ -366,8 +366,7 @@ bool quicflow_update(struct flow *f, const struct pkt *p, int dir)
 		flow_set_time(f, FT_SYNACK, 0);
 		flow_set_time(f, FT_ACK, 0);
 		q->c_preval = 0;
-		sd->pkts++;
-		sd->bytes += p->payload_len;
+		flow_count_sent(f, sd, p->payload_len);
 		return true;
 	}
 	if (dir == 0 && !flow_seen(f, FT_SYN))
@@ -383,8 +382,7 @@ bool quicflow_update(struct flow *f, const struct pkt *p, int dir)
 		else
 			q->s_preval += p->payload_len;
 	}
-	sd->pkts++;
-	sd->bytes += p->payload_len;
+	flow_count_sent(f, sd, p->payload_len);
 	return true;
 }
 
@@ -407,17 +405,18 @@ void quicflow_verdict(const struct flow *f, int sender, struct ff_verdict *v)
 		return;
 	}
 	v->rule = RULE_TIMING;
-	if (ff->state != FF_CLOSED || ff->time_cut) {
+	if (ff->state != FF_CLOSED || ff->time_cut || f->lost) {
 		/* nothing ended it here: the peer's datagrams are not in the capture (one
 		 * direction), or nothing followed; no verdict, however many datagrams it had (nor
-		 * for a flight whose times passed their 32-bit offsets) */
+		 * for a flight whose times passed their 32-bit offsets, or whose flow lost what did
+		 * not fit inline) */
 		v->limit = LIMIT_UNKNOWN;
 		return;
 	}
 	v->end = (enum ff_end)ff->end;
 	v->segs = ff->segs;
 	v->bytes = ff->bytes;
-	v->pause_us = (int64_t)(ff_next_us(ff) - ff_last_us(ff));
+	v->pause_us = (int64_t)(ff_next_us(f, ff) - ff_last_us(f, ff));
 	/* the server before the client's address was validated: at most three times what it had
 	 * received (RFC 9000 8.1); a flight that ended on a full datagram where one more would
 	 * have taken it past that stopped there (not Google QUIC's, which RFC 9000 does not bind),
@@ -461,13 +460,14 @@ void quicflow_record(const struct flow *f, struct flow_record *r)
 	r->quic_s_preval = both ? (int64_t)q->s_preval : NULL64;
 	struct ff_verdict v;
 	quicflow_verdict(f, 1, &v);
-	r->quic_amp_limited = both && f->s.ff.state == FF_CLOSED ? v.limit == LIMIT_AMPLIFICATION
-	                                                         : NULL64;
+	r->quic_amp_limited = both && f->s.ff.state == FF_CLOSED && !f->lost
+	                              ? v.limit == LIMIT_AMPLIFICATION
+	                              : NULL64;
 	/* one round trip, one more for a Retry, for a version negotiation and for a server's
 	 * flight the amplification limit stopped; known once the client sent 1-RTT data and the
 	 * server's datagrams (a Retry, a version negotiation) are in sight, and not for Google
 	 * QUIC's packets, whose Retry would go unseen */
-	r->quic_hs_rtts = both && read && q->c_short
+	r->quic_hs_rtts = both && read && q->c_short && !f->lost
 	                          ? 1 + q->retry + q->vn + (int64_t)(v.limit == LIMIT_AMPLIFICATION)
 	                          : NULL64;
 	snprintf(r->alpn, sizeof(r->alpn), "%s", q ? q->alpn : "");

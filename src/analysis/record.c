@@ -49,8 +49,8 @@ static void side_syn_record(const flow_table *t, const struct flow *f, int dir,
 		r->olayout[0] = '\0';
 	r->rwnd_class = (uint8_t)(seen ? classify_rwnd_class(si->win, (si->present & OPT_MSS) ? si->mss : 0)
 	                               : RWND_NULL);
-	r->pkts = (int64_t)sd->pkts;
-	r->bytes = (int64_t)sd->bytes;
+	r->pkts = f->lost ? NULL64 : (int64_t)flow_pkts(f, sd);
+	r->bytes = f->lost ? NULL64 : (int64_t)flow_bytes(f, sd);
 }
 
 /* The verdict on a first flight and its evidence, and its labels (classify_flight). */
@@ -67,8 +67,8 @@ static void side_flight_record(const struct flow *f, int sender, struct side_rec
 	r->iw_bytes = data ? v.bytes : (v.limit == LIMIT_NONE ? 0 : NULL64);
 	r->iw_segs = data ? v.segs : (v.limit == LIMIT_NONE ? 0 : NULL64);
 	r->smss = data && v.smss ? v.smss : NULL64;
-	r->ff_start_us = data ? (int64_t)ff->first_us : NULL64;
-	r->ff_end_us = data ? (int64_t)ff_last_us(ff) : NULL64;
+	r->ff_start_us = data ? (int64_t)ff_first_us(f, ff) : NULL64;
+	r->ff_end_us = data ? (int64_t)ff_last_us(f, ff) : NULL64;
 	/* a flight seen from one direction whose end the packets do not show keeps its rule (echo):
 	 * no verdict, and the row says why */
 	r->iw_rule = (uint8_t)(data || v.limit == LIMIT_UNKNOWN ? v.rule : RULE_NONE);
@@ -107,8 +107,9 @@ void record_build(const flow_table *t, const struct flow *f, const char *asked_n
 {
 	r->ts_us = (int64_t)f->first_us;
 	r->ip_ver = f->ip_ver;
-	addr_text(f->ip_ver, &f->c_addr, r->client_ip, sizeof(r->client_ip));
-	addr_text(f->ip_ver, &f->s_addr, r->server_ip, sizeof(r->server_ip));
+	struct ip_addr c = flow_addr(t, f, 0), s = flow_addr(t, f, 1);
+	addr_text(f->ip_ver, &c, r->client_ip, sizeof(r->client_ip));
+	addr_text(f->ip_ver, &s, r->server_ip, sizeof(r->server_ip));
 	r->client_port = f->c_port;
 	r->server_port = f->s_port;
 	r->handshake = (uint8_t)handshake_kind(f);
@@ -125,9 +126,9 @@ void record_build(const flow_table *t, const struct flow *f, const char *asked_n
 	side_syn_record(t, f, 1, &r->s);
 	side_flight_record(f, 0, &r->c);
 	side_flight_record(f, 1, &r->s);
-	r->c.acked_unseen = flow_acked_unseen(&f->c, &f->s);
-	r->s.acked_unseen = flow_acked_unseen(&f->s, &f->c);
-	r->duration_us = (int64_t)(f->last_us - f->first_us);
+	r->c.acked_unseen = f->lost ? NULL64 : flow_acked_unseen(f, 0);
+	r->s.acked_unseen = f->lost ? NULL64 : flow_acked_unseen(f, 1);
+	r->duration_us = f->lost ? NULL64 : (int64_t)(flow_last_us(f) - f->first_us);
 	r->end_reason = f->end_reason;
 	r->dpi_method = RDPI_OFF;
 	r->app_proto[0] = r->app_category[0] = '\0';

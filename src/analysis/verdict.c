@@ -78,6 +78,17 @@ static bool crafted(const struct side *a, const struct side *b)
 	       !((a->syn.quirks | b->syn.quirks) & Q_OPT_CUT);
 }
 
+/* The flight spread over more than the handshake's round trip, and R acknowledged none of it
+ * while it passed: no receiver stays silent that long through two full segments (RFC 5681
+ * 4.2: an ACK for at least every second one), so these are not a network's times (a crafted
+ * capture's even clock) or R's ACKs are missing; nothing shows the window stopped it. */
+static bool silent_receiver(const struct flow *f, const struct first_flight *ff)
+{
+	int64_t rtt = flight_rtt(f);
+	return rtt > 0 && ff->segs >= 2 && ff->a1_seen && ff->a1_segs >= ff->segs &&
+	       (int64_t)(ff_last_us(f, ff) - ff_first_us(f, ff)) > rtt;
+}
+
 /* The standard byte limit a flight of small packets stopped under, with segment size m: the
  * next packet would have crossed RFC 3390's, RFC 6928's or two segments' byte count while the
  * flight's packets, counted one by one, would say more segments. 0 when none. */
@@ -174,7 +185,7 @@ static enum ff_next next_kind(const struct flow *f, const struct first_flight *f
 		return FF_NEXT_TIMER;
 	if (!ff->a1_before_next)
 		return FF_NEXT_LATE;
-	int64_t rtt = flight_rtt(f), gap = (int64_t)(ff_next_us(ff) - ff_last_us(ff));
+	int64_t rtt = flight_rtt(f), gap = (int64_t)(ff_next_us(f, ff) - ff_last_us(f, ff));
 	if (rtt_unmeasured(f))
 		/* a SYN or SYN-ACK sent again: no round trip is known, so nothing shows the next data
 		 * came on the heels of the ACK (what the handshake took is an upper bound, and an
@@ -187,12 +198,12 @@ static enum ff_next next_kind(const struct flow *f, const struct first_flight *f
 
 /* A lower bound: without the TSecr rule, only what came before the flight's first marked
  * silence is sure (docs/METHOD.md "Ambiguous"). */
-static void ambiguous(const struct first_flight *ff, struct ff_verdict *v)
+static void ambiguous(const struct flow *f, const struct first_flight *ff, struct ff_verdict *v)
 {
 	v->limit = LIMIT_AMBIGUOUS;
-	if (ff->rule != RULE_TSECR && ff->gap_segs) {
-		v->segs = ff->gap_segs;
-		v->bytes = ff->gap_bytes;
+	if (ff->rule != RULE_TSECR && ff->gapped) {
+		v->segs = ff_gap_segs(f, ff);
+		v->bytes = ff_gap_bytes(f, ff);
 	}
 }
 
@@ -289,7 +300,7 @@ static void released_verdict(const struct side *s, const struct side *r,
 		 * its field; a flight that did not fit under it may have been R's window's */
 		if (receiver_window_floor(ff, r, s, &floor) && (uint64_t)ff->bytes + m > floor)
 			v->limit = LIMIT_AMBIGUOUS;
-		else if (crafted(s, r))
+		else if (crafted(s, r) || ff->bytes > FLIGHT_EXACT_MAX_BYTES)
 			v->limit = LIMIT_AMBIGUOUS;
 	}
 }
@@ -301,7 +312,8 @@ static void judge(const struct flow *f, int sender, struct ff_verdict *v)
 	const struct first_flight *ff = &s->ff;
 	memset(v, 0, sizeof(*v));
 	v->pause_us = -1;
-	if (f->roles_guessed || !s->isn_known) {
+	/* no handshake; or what the flight needed out of line was not kept (no memory) */
+	if (f->roles_guessed || !s->isn_known || f->lost) {
 		v->limit = LIMIT_UNKNOWN;
 		return;
 	}
@@ -318,7 +330,7 @@ static void judge(const struct flow *f, int sender, struct ff_verdict *v)
 	v->end = (enum ff_end)ff->end;
 	v->next = next_kind(f, ff);
 	if (ff->state == FF_CLOSED)
-		v->pause_us = (int64_t)(ff_next_us(ff) - ff_last_us(ff));
+		v->pause_us = (int64_t)(ff_next_us(f, ff) - ff_last_us(f, ff));
 	v->segs = ff->segs;
 	v->bytes = ff->bytes;
 	if (ff->loss) {
@@ -327,7 +339,7 @@ static void judge(const struct flow *f, int sender, struct ff_verdict *v)
 	}
 	if (ff->time_cut) { /* times past their 32-bit offsets: what they decided is not sure */
 		v->pause_us = -1;
-		ambiguous(ff, v);
+		ambiguous(f, ff, v);
 		return;
 	}
 	/* packets shorter than a segment inside the flight: a sender counting bytes (RFC 3390,
@@ -341,6 +353,8 @@ static void judge(const struct flow *f, int sender, struct ff_verdict *v)
 		one_dir_verdict(ff, m, v);
 		if (v->limit == LIMIT_CWND && small_inside)
 			v->limit = LIMIT_APP;
+		else if (v->limit == LIMIT_CWND && ff->bytes > FLIGHT_EXACT_MAX_BYTES)
+			v->limit = LIMIT_AMBIGUOUS;
 		return;
 	}
 	/* a pause that a held tail may have made, or timing at a round trip the sending host's
@@ -355,7 +369,7 @@ static void judge(const struct flow *f, int sender, struct ff_verdict *v)
 		return;
 	}
 	if (ff->state == FF_CLOSED && (ff->next_unsure || sub_ms)) {
-		ambiguous(ff, v);
+		ambiguous(f, ff, v);
 		return;
 	}
 	/* Timing alone (no usable timestamps): the end is not visible where a silence inside the
@@ -364,11 +378,11 @@ static void judge(const struct flow *f, int sender, struct ff_verdict *v)
 	 * spread the flight over more than the round trip). A lower bound up to what is sure. */
 	if (ff->rule != RULE_TSECR && ff->state == FF_CLOSED && ff->end == FF_END_TIMING &&
 	    !ff->next_pause && v->next != FF_NEXT_REQUEST) {
-		ambiguous(ff, v);
+		ambiguous(f, ff, v);
 		return;
 	}
-	if (ff->rule != RULE_TSECR && ff->gap_segs) {
-		ambiguous(ff, v);
+	if (ff->rule != RULE_TSECR && ff->gapped) {
+		ambiguous(f, ff, v);
 		return;
 	}
 	/* R's window stopped the flight only if S had more to send: the flight ended on a
@@ -396,6 +410,8 @@ static void judge(const struct flow *f, int sender, struct ff_verdict *v)
 	}
 	if (v->next == FF_NEXT_ACK || v->next == FF_NEXT_TIMER) {
 		released_verdict(s, r, ff, m, by_bytes, small_inside, v);
+		if (v->limit == LIMIT_CWND && silent_receiver(f, ff))
+			v->limit = LIMIT_AMBIGUOUS;
 		/* released, or a tail held on the way for a round trip: timing cannot tell */
 		if (v->limit == LIMIT_CWND && ff->rule == RULE_TIMING && hold_possible(f, sender))
 			v->limit = LIMIT_AMBIGUOUS;

@@ -95,7 +95,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		sent[dir] += p.payload_len;
 		handshake_update(layouts, &f, &p, dir);
 		flight_update(&f, &p, dir, &o);
-		flow_side_update(dir ? &f.s : &f.c, &p);
+		flow_side_update(&f, dir, &p);
 	}
 	check(&f, 0, sent[0]);
 	check(&f, 1, sent[1]);
