@@ -288,8 +288,14 @@ def count_rows(db, sql="SELECT count(*) FROM flows"):
 
 # The dashboard under tmux; flows kept open
 
+def tmux_server():
+    """The tmux server of this test session's dashboards: its own (tests/run.py names the
+    session), so that two suites on one machine do not share sessions."""
+    return "iwscope-test-" + os.environ.get("IWSCOPE_TEST_SESSION", "0")
+
+
 def tmux(*args):
-    return tmux_retried(lambda: subprocess.run(["tmux", "-L", "iwscope-test"] + list(args),
+    return tmux_retried(lambda: subprocess.run(["tmux", "-L", tmux_server()] + list(args),
                                                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                                text=True), args)
 

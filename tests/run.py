@@ -56,6 +56,10 @@ SOLO = ("truth-lab-live", "quictruth-lab-live")
 # for a dashboard under tmux: a tenth to a half of their time on a CPU): run one after another
 # in a job of their own beside the --jobs others
 WAITING = ("area_pg", "area_ch", "area_ui")
+# ... at a higher priority than the others (where the runner may raise it: root): their
+# servers restart within a probe's replay and their dashboards answer within set times, and
+# the little CPU they want is theirs at once
+WAITING_NICE = -5
 # long tests that only compute (no time limit, no timing, no server; each reads captures one
 # per core at a time): run beside the ALONE ones, which mostly wait, at the lowest priority
 # (nice 19): the CPU an ALONE test wants is its own at once
@@ -193,7 +197,10 @@ def side_by_side(tests, lanes, verbose, tally):
             pid = os.fork()
             if pid == 0:
                 if nice:
-                    os.nice(nice)  # inherited by every process its tests start
+                    try:
+                        os.nice(nice)  # inherited by every process its tests start
+                    except OSError:
+                        pass  # a higher priority needs root: as the others then
                 os.close(ask_r)
                 os.close(ans_w)
                 for fd, _w in workers.items():
@@ -244,6 +251,7 @@ def main():
     shared_tmp = os.path.join(top, "shared")
     os.mkdir(shared_tmp)
     os.environ["IWSCOPE_TSHARK_CACHE"] = shared_tmp
+    os.environ["IWSCOPE_TEST_SESSION"] = str(os.getpid())  # names its tmux server (helpers.py)
     # iwscope runs several tests make alike, made once (tests/runcache.py)
     os.environ["IWSCOPE_RUN_CACHE"] = os.path.join(top, "runs")
     os.mkdir(os.environ["IWSCOPE_RUN_CACHE"])
@@ -253,6 +261,12 @@ def main():
     finally:
         if os.getpid() == me:  # not as a job exits (sys.exit in a forked job comes here too)
             shutil.rmtree(top, ignore_errors=True)
+            if shutil.which("tmux"):  # the session's tmux server and the socket tmux leaves
+                helpers.tmux("kill-server")
+                sock = os.path.join(os.environ.get("TMUX_TMPDIR", "/tmp"), "tmux-%d" % os.getuid(),
+                                    helpers.tmux_server())
+                if os.path.exists(sock):
+                    os.unlink(sock)
 
 
 SCRATCH_FREE = 3 << 30  # the suite's files took ~0.5 GB at most at a time here
@@ -336,7 +350,7 @@ def run_all(args):
     # the WAITING areas in a lane of their own beside the others; then the ALONE tests, and the
     # BACKGROUND ones at the lowest priority on a job of their own; then the SOLO ones, one at
     # a time
-    for part in ([(units, jobs, 0), (waiting, 1, 0)], [(alone, jobs, 0), (background, 1, 19)],
+    for part in ([(units, jobs, 0), (waiting, 1, WAITING_NICE)], [(alone, jobs, 0), (background, 1, 19)],
                  [(solo, 1, 0)]):
         if jobs > 1:
             before = sum(tally.n.values())
