@@ -167,8 +167,8 @@ def t_live_dashboard_q(binary, tmp):
     sock = "iwscope-liveq-%d" % os.getpid()
 
     def tm(*args):
-        return subprocess.run(["tmux", "-L", sock] + list(args), stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True)
+        return tmux_retried(lambda: subprocess.run(["tmux", "-L", sock] + list(args), stdout=subprocess.PIPE,
+                                                   stderr=subprocess.PIPE, text=True), args)
 
     def screen():
         return tm("capture-pane", "-p", "-t", "q").stdout
@@ -192,4 +192,8 @@ def t_live_dashboard_q(binary, tmp):
         assert r["flows"] >= 2, r
     finally:
         tm("kill-server")
+        # and its socket, which tmux leaves behind
+        sock_path = os.path.join(os.environ.get("TMUX_TMPDIR", "/tmp"), "tmux-%d" % os.getuid(), sock)
+        if os.path.exists(sock_path):
+            os.unlink(sock_path)
         subprocess.run(["ip", "netns", "del", ns])

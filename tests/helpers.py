@@ -288,9 +288,29 @@ def count_rows(db, sql="SELECT count(*) FROM flows"):
 
 # The dashboard under tmux; flows kept open
 
+def tmux_server():
+    """The tmux server of this test session's dashboards: its own (tests/run.py names the
+    session), so that two suites on one machine do not share sessions."""
+    return "iwscope-test-" + os.environ.get("IWSCOPE_TEST_SESSION", "0")
+
+
 def tmux(*args):
-    return subprocess.run(["tmux", "-L", "iwscope-test"] + list(args), stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, text=True)
+    return tmux_retried(lambda: subprocess.run(["tmux", "-L", tmux_server()] + list(args),
+                                               stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                               text=True), args)
+
+
+def tmux_retried(call, args):
+    """call() (a tmux command), made again while a new session finds the server exiting: the
+    one whose last session a test just killed (tests run one after another in a job, and the
+    ALONE ones side by side share a server) takes a moment to go, and a new one starts once it
+    has gone."""
+    for _ in range(20):
+        r = call()
+        if args[0] != "new-session" or r.returncode == 0 or "server exited unexpectedly" not in r.stderr:
+            break
+        time.sleep(0.1)
+    return r
 
 
 def pane(escapes=False):

@@ -22,11 +22,12 @@ order (they share a server the job starts, or a pool their first test starts). T
 time the machine (a live capture, a replay, a delay line, a signal in the middle of a run:
 ALONE) run last, with none of the others beside them: side by side with each other only, on
 --jobs jobs (each makes network namespaces of its own, named with its process id; they mostly
-wait, for a replay's pace or a lab's traffic). Then the truth labs made again live (SOLO: their
-delay lines and applications are timed to the millisecond), one at a time with nothing beside
-them. Within each part the units in LONG start first.
-The WAITING areas (the PostgreSQL and ClickHouse servers' tests, which mostly wait for them)
-run in one more job beside the others, as they did beside one.
+wait, for a replay's pace or a lab's traffic), and beside them, at the lowest priority, the
+BACKGROUND tests, which only compute. Then the truth labs made again live (SOLO: their delay
+lines and applications are timed to the millisecond), one at a time with nothing beside them.
+Within each part the units in LONG start first.
+The WAITING areas (the PostgreSQL and ClickHouse servers' tests, which mostly wait for them,
+and the dashboard's and Chromium's) run in one more job beside the others.
 """
 import glob
 import json
@@ -51,13 +52,21 @@ BUNDLED = ("area_pg", "area_ch", "area_ui", "area_golden")
 ALONE = ("live", "replay", "sigint", "pipe-that-stays-open")
 # ... and of those, the ones run with nothing at all beside them: the truth labs made again
 SOLO = ("truth-lab-live", "quictruth-lab-live")
-# BUNDLED areas that mostly wait (for their servers to start, stop and come back: a tenth to a
-# third of their time on a CPU): run in a job of their own beside the --jobs others
-WAITING = ("area_pg", "area_ch")
+# BUNDLED areas that wait much (for their servers to start, stop and come back, for Chromium,
+# for a dashboard under tmux: a tenth to a half of their time on a CPU): run one after another
+# in a job of their own beside the --jobs others
+WAITING = ("area_pg", "area_ch", "area_ui")
+# ... at a higher priority than the others (where the runner may raise it: root): their
+# servers restart within a probe's replay and their dashboards answer within set times, and
+# the little CPU they want is theirs at once
+WAITING_NICE = -5
+# long tests that only compute (no time limit, no timing, no server; each reads captures one
+# per core at a time): run beside the ALONE ones, which mostly wait, at the lowest priority
+# (nice 19): the CPU an ALONE test wants is its own at once
+BACKGROUND = ("truth-under-users-conditions[release]", "real-verdicts-read-by-eye[release]")
 # the longest tests (or BUNDLED areas), longest first (tests/run.py --times): started first so
 # that no job is left running a long one alone at the end. Only the order: every test runs.
-LONG = ("shared-captures[asan]", "truth-under-users-conditions[release]", "area_ui",
-        "tshark-crosscheck-test-captures[asan]", "real-verdicts-read-by-eye[release]",
+LONG = ("shared-captures[asan]", "area_ui", "tshark-crosscheck-test-captures[asan]",
         "fuzz-smoke[release]", "quictruth-conditions[release]",
         "names-vs-tshark-shared-captures[release]", "threads-give-the-same-rows[release]",
         "quic-connections-as-tshark-sees-them[asan]")
@@ -171,15 +180,15 @@ def job(tests, units, verbose, ask, answer):
 
 
 def side_by_side(tests, lanes, verbose, tally):
-    """Runs the units of each lane, a list of (units, number of jobs), on that many forked jobs
-    of its own; returns how many tests they held."""
-    units = [u for lane, _ in lanes for u in lane]
+    """Runs the units of each lane, a list of (units, number of jobs, niceness), on that many
+    forked jobs of its own, at that niceness; returns how many tests they held."""
+    units = [u for lane, _, _ in lanes for u in lane]
     queues, first = [], 0
-    for lane, _ in lanes:
+    for lane, _, _ in lanes:
         queues.append(list(range(first, first + len(lane))))
         first += len(lane)
     workers = {}  # fd it reports on -> (pid, file it reads its units from, read buffer, lane)
-    for q, (lane, jobs) in enumerate(lanes):
+    for q, (lane, jobs, nice) in enumerate(lanes):
         for _ in range(min(jobs, len(lane))):
             ask_r, ask_w = os.pipe()
             ans_r, ans_w = os.pipe()
@@ -187,6 +196,11 @@ def side_by_side(tests, lanes, verbose, tally):
             sys.stderr.flush()
             pid = os.fork()
             if pid == 0:
+                if nice:
+                    try:
+                        os.nice(nice)  # inherited by every process its tests start
+                    except OSError:
+                        pass  # a higher priority needs root: as the others then
                 os.close(ask_r)
                 os.close(ans_w)
                 for fd, _w in workers.items():
@@ -237,6 +251,7 @@ def main():
     shared_tmp = os.path.join(top, "shared")
     os.mkdir(shared_tmp)
     os.environ["IWSCOPE_TSHARK_CACHE"] = shared_tmp
+    os.environ["IWSCOPE_TEST_SESSION"] = str(os.getpid())  # names its tmux server (helpers.py)
     # iwscope runs several tests make alike, made once (tests/runcache.py)
     os.environ["IWSCOPE_RUN_CACHE"] = os.path.join(top, "runs")
     os.mkdir(os.environ["IWSCOPE_RUN_CACHE"])
@@ -246,6 +261,12 @@ def main():
     finally:
         if os.getpid() == me:  # not as a job exits (sys.exit in a forked job comes here too)
             shutil.rmtree(top, ignore_errors=True)
+            if shutil.which("tmux"):  # the session's tmux server and the socket tmux leaves
+                helpers.tmux("kill-server")
+                sock = os.path.join(os.environ.get("TMUX_TMPDIR", "/tmp"), "tmux-%d" % os.getuid(),
+                                    helpers.tmux_server())
+                if os.path.exists(sock):
+                    os.unlink(sock)
 
 
 SCRATCH_FREE = 3 << 30  # the suite's files took ~0.5 GB at most at a time here
@@ -324,10 +345,13 @@ def run_all(args):
     t0 = time.time()
     units, alone, solo = units_of(tests)
     waiting = [u for u in units if tests[u[0]][3] in WAITING]
-    units = [u for u in units if tests[u[0]][3] not in WAITING]
-    # the WAITING areas in a lane of their own beside the others; then the ALONE tests; then
-    # the SOLO ones, one at a time
-    for part in ([(units, jobs), (waiting, 1)], [(alone, jobs)], [(solo, 1)]):
+    background = [u for u in units if any(tests[i][0] in BACKGROUND for i in u)]
+    units = [u for u in units if u not in waiting and u not in background]
+    # the WAITING areas in a lane of their own beside the others; then the ALONE tests, and the
+    # BACKGROUND ones at the lowest priority on a job of their own; then the SOLO ones, one at
+    # a time
+    for part in ([(units, jobs, 0), (waiting, 1, WAITING_NICE)], [(alone, jobs, 0), (background, 1, 19)],
+                 [(solo, 1, 0)]):
         if jobs > 1:
             before = sum(tally.n.values())
             lost = side_by_side(tests, part, verbose, tally) - (sum(tally.n.values()) - before)
@@ -335,7 +359,7 @@ def run_all(args):
                 tally.n["FAIL"] += lost
                 print("FAIL %d tests: their job ended before reporting them" % lost)
             continue
-        for i in (i for lane, _ in part for u in lane for i in u):
+        for i in (i for lane, _, _ in part for u in lane for i in u):
             name, fn, binary, _ = tests[i]
             tally.show(name, *run_one(name, fn, binary, verbose))
     if "--times" in args:
