@@ -126,6 +126,7 @@ struct first_flight {
 	                                 * before it are in the flow's wide (ff_gap) */
 	bool ragged : 1;                /* a packet of it not a multiple of S's own full segment
 	                                 * (its SYN's MSS less its options), or none known */
+	bool f2_ragged : 1;             /* ... of the next flight (f2_segs, f2_bytes) */
 	/* What membership is decided by while the flight is open, and what is counted once it
 	 * closed (the next data, the next flight), never both: they share their bytes (the first
 	 * 28, not 48). A field of the other state reads as garbage, so each is read only in its

@@ -300,3 +300,26 @@ def t_one_direction_push(binary, tmp):
         got = [(r["s_iw_limit"], r["s_iw_segs"]) for r in rows(db)]
         eq(got, [(None, None)], name + ": no verdict")
     return "no exact IW from an echo a still clock left unchanged"
+
+
+@test("truth-server-tso-captures-hold-super-packets")
+def t_srvtso_super(binary, tmp):
+    """The srvtso_* scenarios are what they say (truth.py turns the server's offloads on and
+    fails if it cannot): at the server the server's data leave as super-packets (a payload
+    over one segment), at mid-path and at the client as segments (router2's delay line, with
+    --vnet, let the kernel split them on the way out)."""
+    tr = netns()
+    names = sorted(os.path.basename(p)[:-len(".truth.json")]
+                   for p in glob.glob(os.path.join(ROOT, "tests", "pcaps", "truth", "*srvtso_*.truth.json")))
+    eq(len(names), 6, "srvtso scenarios")
+    seen = []
+    for name in names:
+        for vantage in ("server", "mid", "client"):
+            segs = tr.read_pcap(os.path.join(ROOT, "tests", "pcaps", "truth", "%s.%s.pcap" % (name, vantage)))
+            biggest = max(s["payload"] for _, s in segs if s["sport"] == tr.PORT)
+            if vantage == "server":
+                assert biggest > 1460, "%s at the server: largest payload %d" % (name, biggest)
+                seen.append(biggest)
+            else:
+                assert biggest <= 1460, "%s at %s: largest payload %d" % (name, vantage, biggest)
+    return "largest at the server: %s; segments elsewhere" % ", ".join(map(str, seen))

@@ -1083,6 +1083,56 @@ static void one_dir_super_packets(void)
 	}
 }
 
+/* Three sequences a second read found (each read exact before it was fixed): a timer ending
+ * a flight of super-packets (its count was the packets': IW5 for IW10); a segment size guessed
+ * from an application's equal writes, whose next flight's larger packets were counted by
+ * their bytes over it (exact IW10 where an IW32 server wrote 10 KB then 20 KB); and a SYN-ACK
+ * whose MSS (736, a route's advmss) understates the 1448-byte segments sent (exact IW20 in
+ * segments of 724). */
+static void one_dir_super_second_read(void)
+{
+	struct conn c;
+	server_only(&c, true);
+	c.nxt[0] += 100;
+	for (int i = 0; i < 5; i++)
+		data(&c, 1, 50 * MS + (uint64_t)i * 100, 2896, 100050);
+	data(&c, 1, 200 * MS, 1448, 100050);
+	VERDICT(c, 1, LIMIT_CWND, 10, FF_END_PAUSE, FF_NEXT_TIMER);
+
+	server_only(&c, true);
+	c.nxt[0] += 100;
+	for (int i = 0; i < 10; i++)
+		data(&c, 1, 50 * MS + (uint64_t)i * 100, 1000, 100050);
+	for (int i = 0; i < 14; i++)
+		data(&c, 1, 100 * MS + (uint64_t)i * 100, 1448, 100100);
+	VERDICT(c, 1, LIMIT_APP, 10, FF_END_TSECR, FF_NEXT_ACK);
+
+	conn_reset(&c);
+	c.f.first_us = T0;
+	c.ts = true;
+	c.nxt[0] = 1001;
+	c.nxt[1] = 900000;
+	c.win[0] = c.win[1] = 64240;
+	c.mss[0] = 1460;
+	c.mss[1] = 736;
+	c.last_tsval[0] = 100000;
+	struct pkt p = base(&c, 1, 0, TH_SYN | TH_ACK);
+	p.seq = c.nxt[1]++;
+	p.ack = c.nxt[0];
+	p.opt.present |= OPT_MSS | OPT_SACKOK;
+	p.opt.mss = 736;
+	feed(&c, &p, 1);
+	c.nxt[0] += 100;
+	for (int i = 0; i < 10; i++)
+		data(&c, 1, 50 * MS + (uint64_t)i * 100, 1448, 100050);
+	for (int i = 0; i < 20; i++)
+		data(&c, 1, 100 * MS + (uint64_t)i * 100, 1448, 100100);
+	struct ff_verdict v;
+	flight_verdict(&c.f, 1, &v);
+	CHECK(v.limit != LIMIT_CWND);
+	CHECK(v.segs <= 10);
+}
+
 /* One direction: IW3 in 1448-byte segments, then its next flight as three super-packets of
  * 2896 bytes: six segments, twice the flight (its packets alone, three, said no more than a
  * window of the flight's size would have released: a lower bound). */
@@ -1269,6 +1319,7 @@ void test_flight(void)
 	one_dir_echo();
 	one_dir_super_packets();
 	one_dir_super_next();
+	one_dir_super_second_read();
 	one_dir_echo_one_tick();
 	one_dir_new_request();
 	one_dir_small_next();

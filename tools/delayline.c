@@ -104,6 +104,7 @@ struct dir {
 	uint64_t hold_t0;
 	/* counters */
 	unsigned long fwd, dropped, taildrop, held, synack_delayed, handshake_acks, tails_held;
+	unsigned long oversize; /* frames larger than FRAME_MAX, not forwarded */
 };
 
 /* a connection's server ISN, as seen from the ACK's side: key = the ACK's 4-tuple */
@@ -426,10 +427,14 @@ int main(int argc, char **argv)
 					break; /* full: leave it in the socket */
 				struct sockaddr_ll from;
 				socklen_t fl = sizeof(from);
-				ssize_t len = recvfrom(fd[i], buf, FRAME_MAX + vnet, MSG_DONTWAIT,
+				ssize_t len = recvfrom(fd[i], buf, FRAME_MAX + vnet, MSG_DONTWAIT | MSG_TRUNC,
 				                       (struct sockaddr *)&from, &fl);
 				if (len <= (ssize_t)vnet)
 					break;
+				if (len > (ssize_t)(FRAME_MAX + vnet)) { /* cut: never forwarded half */
+					D->oversize++;
+					continue;
+				}
 				if (from.sll_pkttype == PACKET_OUTGOING)
 					continue;
 				uint64_t t = now_ns();
@@ -519,9 +524,9 @@ int main(int argc, char **argv)
 		fprintf(stderr,
 		        "delayline %s->%s: %lu frames forwarded, %lu dropped, %lu tail-dropped, "
 		        "%lu ACKs held (%lu handshake ACKs passed), %lu SYN-ACKs delayed, "
-		        "%lu burst tails held\n",
+		        "%lu burst tails held, %lu oversize\n",
 		        argv[1 + i], argv[2 - i], D->fwd, D->dropped, D->taildrop, D->held,
-		        D->handshake_acks, D->synack_delayed, D->tails_held);
+		        D->handshake_acks, D->synack_delayed, D->tails_held, D->oversize);
 	}
 	return 0;
 }

@@ -335,6 +335,15 @@ static uint32_t segments(const struct first_flight *ff, uint32_t newlen)
 	return ff->smss ? (newlen + ff->smss - 1) / ff->smss : 1;
 }
 
+/* S's own full segment as p shows it: its SYN's MSS less p's timestamp option; 0 unknown. */
+static uint32_t own_full_segment(const struct side *s, const struct pkt *p)
+{
+	uint32_t opt = (p->opt.present & OPT_TS) ? 12u : 0u;
+	if (!s->syn_seen || !(s->syn.present & OPT_MSS) || s->syn.mss <= opt)
+		return 0;
+	return s->syn.mss - opt;
+}
+
 /* New data of S after flight 1 closed: counted into the next flight until R acknowledges any
  * of it (what that ACK releases is the flight after) or S pauses for half the handshake RTT
  * (a timer send, the application). At any vantage point the count is at most the flight's. */
@@ -363,21 +372,15 @@ static void second_flight(const struct flow *f, const struct side *s, struct fir
 	uint32_t n = ff->f2_segs + segments(ff, newlen);
 	ff->f2_segs = n > UINT16_MAX ? UINT16_MAX : (uint16_t)n;
 	ff->f2_bytes = newlen > UINT32_MAX - ff->f2_bytes ? UINT32_MAX : ff->f2_bytes + newlen;
+	uint32_t own = own_full_segment(s, p);
+	if (!own || p->payload_len % own)
+		ff->f2_ragged = true;
 	ff->f2_last_64us = (uint16_t)off;
 	ff->f2_last_ts = has_ts;
 	ff->f2_last_tsval = p->opt.tsval;
 }
 
 /* p, new data of S, joins flight 1. */
-/* S's own full segment as p shows it: its SYN's MSS less p's timestamp option; 0 unknown. */
-static uint32_t own_full_segment(const struct side *s, const struct pkt *p)
-{
-	uint32_t opt = (p->opt.present & OPT_TS) ? 12u : 0u;
-	if (!s->syn_seen || !(s->syn.present & OPT_MSS) || s->syn.mss <= opt)
-		return 0;
-	return s->syn.mss - opt;
-}
-
 static void flight_add(struct flow *f, const struct side *s, struct first_flight *ff,
                        const struct pkt *p, uint32_t newlen)
 {
@@ -470,6 +473,8 @@ static void sender_packet(struct flow *f, struct side *s, const struct side *r, 
 			ff->next_unsure = unsure;
 			ff->f2_segs = (uint16_t)segments(ff, newlen);
 			ff->f2_bytes = newlen;
+			uint32_t own = own_full_segment(s, p);
+			ff->f2_ragged = !own || p->payload_len % own;
 			ff->f2_last_ts = (p->opt.present & OPT_TS) != 0;
 			ff->f2_last_tsval = p->opt.tsval;
 			/* bytes between the flight and this packet were sent before it and not seen

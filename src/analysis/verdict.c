@@ -132,12 +132,15 @@ static bool at_window_edge(uint32_t segs, uint32_t bytes, uint16_t m)
  * needs S's next flight at least twice its size, less one (slow start, one segment per segment
  * acknowledged); elsewhere the next flight must be larger than this one (a window that stopped
  * this flight and was not opened wider would have released no more than it). */
-static void one_dir_verdict(const struct first_flight *ff, uint16_t m, struct ff_verdict *v)
+static void one_dir_verdict(const struct first_flight *ff, uint16_t m, uint32_t own,
+                            struct ff_verdict *v)
 {
 	/* the flight in segments of m: its packets counted one each while R's MSS was unknown,
 	 * super-packets captured on S's host hold several */
 	bool super = m && ff->max_payload > m;
 	uint32_t segs = super ? (ff->bytes + m - 1u) / m : ff->segs;
+	if (super)
+		v->segs = segs;
 	if (ff->rule == RULE_ECHO && ff->state == FF_CLOSED && ff->end == FF_END_PAUSE &&
 	    ff->next_timer && !ff->timer_gap && !ff->r_data_before_next) {
 		v->next = FF_NEXT_TIMER;
@@ -151,8 +154,6 @@ static void one_dir_verdict(const struct first_flight *ff, uint16_t m, struct ff
 		return;
 	}
 	v->next = FF_NEXT_ACK;
-	if (super)
-		v->segs = segs;
 	if (ff->paced_end) {
 		v->next = FF_NEXT_PACED;
 		v->limit = LIMIT_AMBIGUOUS;
@@ -161,10 +162,11 @@ static void one_dir_verdict(const struct first_flight *ff, uint16_t m, struct ff
 	bool edge = at_window_edge(segs, ff->bytes, m);
 	uint32_t f2_min = edge ? 2u * segs - 1u : segs + 1u;
 	/* the next flight in segments of m: its packets were counted one each (R's MSS unknown
-	 * while it passed), a super-packet captured on S's host holds several (none larger than
-	 * m: the flight's own full size) */
+	 * while it passed); where m is S's own full segment and every packet of it a multiple of
+	 * that, super-packets captured on S's host, its bytes over m (a guessed m, an
+	 * application's writes, says nothing of larger packets) */
 	uint32_t f2 = ff->f2_segs;
-	if (m && ff->f2_bytes / m > f2)
+	if (m && m == own && !ff->f2_ragged && ff->f2_bytes / m > f2)
 		f2 = ff->f2_bytes / m;
 	/* a 6 KB receive window (4 x 1460, Linux <= 2.6.38) grows as data arrives: not even a
 	 * doubled next flight rules it out */
@@ -252,6 +254,30 @@ static uint16_t sender_cap(const struct flow *f, const struct side *s)
 	return sender_mss_cap(s) ? sender_mss_cap(s) : ethernet_mss(f);
 }
 
+/* S's own full segment (its SYN's MSS less the timestamp option its data carry): 0 unknown. */
+static uint32_t own_segment(const struct side *s)
+{
+	uint32_t opt = s->ff.last_ts ? 12u : 0u;
+	return sender_mss_cap(s) > opt ? sender_mss_cap(s) - opt : 0;
+}
+
+/* One direction: the flight is super-packets captured on S's host, every one a multiple of
+ * S's own full segment, one at least above any single Ethernet segment: counted in that
+ * segment. S's segments can be larger than its own MSS says (a route's advmss, a clamp on
+ * its SYN), but sizes that many all divide would be a coincidence, and a packet within an
+ * Ethernet segment may be one segment of a path whose MSS S's SYN understated (an advmss of
+ * 736 and 1448-byte segments); smaller segments dividing it (1448 / 2: a path MSS of 736)
+ * no path we know has. 0 where this is not such a flight. */
+static uint32_t own_super(const struct flow *f, const struct side *s)
+{
+	const struct first_flight *ff = &s->ff;
+	uint32_t own = own_segment(s);
+	return ff->one_dir && !ff->ragged && own >= SMSS_GUESS_MIN && ff->max_payload >= 2u * own &&
+	               ff->max_payload > ethernet_mss(f)
+	           ? own
+	           : 0;
+}
+
 /* The segment size a flight is counted in: R's MSS less S's options; the flight's own full
  * size where its packets are smaller (path MTU), or where R's MSS is unknown (cut, or R's SYN
  * not captured) seen twice (the first packet after the flight counts) and within what S can
@@ -267,15 +293,8 @@ static uint16_t flight_smss(const struct flow *f, const struct side *s)
 		               ? ff->max_payload
 		               : m;
 	uint16_t cap = sender_cap(f, s);
-	/* one direction: super-packets captured on S's host, every one a multiple of S's own full segment (its
-	 * SYN's MSS less its timestamp option): counted in that segment. S's segments can be
-	 * larger than its own MSS says (a route's advmss, a clamp on its SYN), but sizes that
-	 * many all divide would be a coincidence; smaller ones dividing it (1448 / 2: a path MSS
-	 * of 736) no path we know has */
-	uint32_t own = sender_mss_cap(s) > (ff->last_ts ? 12u : 0u)
-	                       ? sender_mss_cap(s) - (ff->last_ts ? 12u : 0u) : 0;
-	if (ff->one_dir && !ff->ragged && own >= SMSS_GUESS_MIN && ff->max_payload >= 2u * own)
-		return (uint16_t)own;
+	if (own_super(f, s))
+		return (uint16_t)own_super(f, s);
 	if (ff->max_payload > cap || (2u * ff->max_payload < cap && ff->max_payload < SMSS_GUESS_MIN) ||
 	    super_multiple(ff->max_payload))
 		return 0;
@@ -371,7 +390,7 @@ static void judge(const struct flow *f, int sender, struct ff_verdict *v)
 	if (ff->one_dir) {
 		if (small_inside)
 			v->segs = by_bytes;
-		one_dir_verdict(ff, m, v);
+		one_dir_verdict(ff, m, own_segment(s), v);
 		if (v->limit == LIMIT_CWND && small_inside)
 			v->limit = LIMIT_APP;
 		else if (v->limit == LIMIT_CWND && ff->bytes > FLIGHT_EXACT_MAX_BYTES)
