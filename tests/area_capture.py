@@ -171,45 +171,46 @@ def t_live_gone(binary, tmp):
 
 
 SEND_FRAMES = """import socket, struct, sys
-s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
-s.bind((sys.argv[2], 0))
-s.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 8 << 20)
+socks = []
+for name in sys.argv[2:]:
+    s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+    s.bind((name, 0))
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 8 << 20)
+    socks.append(s)
 data = open(sys.argv[1], "rb").read()
 i = 0
 while i < len(data):
-    (n,) = struct.unpack_from("!H", data, i)
+    k, n = struct.unpack_from("!BH", data, i)
     while True:
         try:
-            s.send(data[i + 2:i + 2 + n])
+            socks[k].send(data[i + 3:i + 3 + n])
             break
         except BlockingIOError:
             pass
-    i += 2 + n
+    i += 3 + n
 """
 
 
 def frames_file(path, frames):
+    """frames: (interface index, frame bytes), for SEND_FRAMES."""
     with open(path, "wb") as f:
-        for fr in frames:
-            f.write(struct.pack("!H", len(fr)) + fr)
+        for k, fr in frames:
+            f.write(struct.pack("!BH", k, len(fr)) + fr)
     return path
 
 
-@test("live-last-ack-after-a-backlog", ("release", "asan"))
-def t_live_backlog(binary, tmp):
-    """A closed connection's last ACK that waited in the kernel's ring while iwscope was held
-    up is still its own: one row a connection. Here iwscope is stopped (SIGSTOP) once eight
-    connections have sent their FINs both ways; meanwhile 20,000 UDP datagrams, then their last
-    ACKs (within the 1 s a closed connection lingers) queue in the kernel's ring; 3 s after the
-    stop it goes on. The worker's clock moved to the wall clock whenever its ring ran short
-    while older frames still waited in the kernel's: it ended the connections before their
-    ACKs, which came back as rows of their own (1 M connections live, the row queue full:
-    15,010 rows too many)."""
+def live_backlog(binary, tmp, ports):
+    """Eight connections closed (FIN both ways), iwscope stopped (SIGSTOP), 20,000 UDP
+    datagrams then the eight last ACKs sent (within the 1 s a closed connection lingers),
+    iwscope going on 3 s after the stop: (rows, run row, seconds the sending took). On one
+    interface, or on two (a tap's ports: the client's packets on one, the server's on the
+    other, merged by time in livestage.c)."""
     need_root()
-    ns = "iwbl%d" % os.getpid()
-    db = os.path.join(tmp, "backlog.db")
-    conns = [craft.Conn(cip="10.9.0.1", sip="10.9.0.2", cport=41000 + i, sport=80) for i in range(8)]
-    for c in conns:
+    ns = "iwbl%d%d" % (os.getpid(), ports)
+    db = os.path.join(tmp, "backlog%d.db" % ports)
+    first, last = [], []
+    for i in range(8):
+        c = craft.Conn(cip="10.9.0.1", sip="10.9.0.2", cport=41000 + i, sport=80)
         c.c(0, "S", 0, 0, opts=craft.tcp_options(mss=1460, sok=True, ws=7))
         c.s(0, "SA", 0, 1, opts=craft.tcp_options(mss=1460, sok=True, ws=7))
         c.c(0, "A", 1, 1)
@@ -219,31 +220,36 @@ def t_live_backlog(binary, tmp):
         c.c(0, "FA", 19, 1001)
         c.s(0, "FA", 1001, 20)
         c.c(0, "A", 20, 1002)  # the last ACK
-    first = [fr for c in conns for _, fr in c.out[:8]]
-    last = [c.out[8][1] for c in conns]
+        port = [0, 1, 0, 0, 1, 0, 0, 1, 0] if ports == 2 else [0] * 9  # the server's packets
+        first += [(port[k], fr) for k, (_, fr) in enumerate(c.out[:8])]
+        last.append((0, c.out[8][1]))
     udp = struct.pack("!HHHH", 40000, 9999, 8 + 32, 0) + b"u" * 32
-    noise = [craft.ether(craft.ipv4("10.9.0.3", "10.9.0.4", udp, proto=17))] * 20000
+    noise = [(0, craft.ether(craft.ipv4("10.9.0.3", "10.9.0.4", udp, proto=17)))] * 20000
     f1 = frames_file(os.path.join(tmp, "f1"), first)
     f2 = frames_file(os.path.join(tmp, "f2"), noise + last)
     sender = os.path.join(tmp, "send.py")
     with open(sender, "w") as f:
         f.write(SEND_FRAMES)
+    pairs = [("a%d" % k, "b%d" % k) for k in range(ports)]
     subprocess.run(["ip", "netns", "add", ns], check=True)
     cap = None
     try:
-        for cmd in (["ip", "link", "add", "a0", "type", "veth", "peer", "name", "b0"],
-                    ["ip", "link", "set", "a0", "up"], ["ip", "link", "set", "b0", "up"]):
-            subprocess.run(["ip", "netns", "exec", ns] + cmd, check=True)
-        cap = subprocess.Popen(["ip", "netns", "exec", ns, binary, "-i", "b0", "--no-ui", "-o", db,
+        for a, b in pairs:
+            for cmd in (["ip", "link", "add", a, "type", "veth", "peer", "name", b],
+                        ["ip", "link", "set", a, "up"], ["ip", "link", "set", b, "up"]):
+                subprocess.run(["ip", "netns", "exec", ns] + cmd, check=True)
+        ifaces = [x for _, b in pairs for x in ("-i", b)]
+        cap = subprocess.Popen(["ip", "netns", "exec", ns, binary] + ifaces + ["--no-ui", "-o", db,
                                 "--threads", "1"], stdout=subprocess.DEVNULL,
                                stderr=subprocess.PIPE, text=True, env=ENV)
         wait_for(lambda: count_rows(db, "SELECT count(*) FROM runs") == 1, 15, "the run row")
         time.sleep(0.5)
-        subprocess.run(["ip", "netns", "exec", ns, "python3", sender, f1, "a0"], check=True)
-        time.sleep(0.15)  # analysed: the connections are closed
+        send = ["ip", "netns", "exec", ns, "python3", sender]
+        subprocess.run(send + [f1] + [a for a, _ in pairs], check=True)
+        time.sleep(0.15 if ports == 1 else 0.5)  # analysed (several ports: released in time order)
         os.kill(cap.pid, signal.SIGSTOP)
         t0 = time.monotonic()
-        subprocess.run(["ip", "netns", "exec", ns, "python3", sender, f2, "a0"], check=True, timeout=60)
+        subprocess.run(send + [f2] + [a for a, _ in pairs], check=True, timeout=60)
         sent_in = time.monotonic() - t0
         time.sleep(max(0.0, 3 - (time.monotonic() - t0)))
         os.kill(cap.pid, signal.SIGCONT)
@@ -256,12 +262,30 @@ def t_live_backlog(binary, tmp):
             os.kill(cap.pid, signal.SIGCONT)
             cap.kill()
         subprocess.run(["ip", "netns", "del", ns])
-    # the ACKs must come within the linger of the FINs in the frames' own times
-    assert sent_in < 0.7, "the datagrams and the ACKs took %.2f s to send" % sent_in
     run_row = rows(db, "SELECT * FROM runs")[0]
-    eq(run_row["pcap_dropped"], 0, "frames dropped by the kernel")
-    eq(run_row["packets"], 8 * 9 + len(noise), "frames analysed")
     got = rows(db, "SELECT client_port, handshake, end_reason, c_pkts, s_pkts FROM flows ORDER BY client_port")
-    eq([(r["client_port"], r["handshake"], r["end_reason"], r["c_pkts"], r["s_pkts"]) for r in got],
-       [(41000 + i, "complete", "fin", 6, 3) for i in range(8)], "one row a connection, its last ACK in it")
-    return "8 connections, 8 rows, their last ACKs counted after a 3 s stop (sent in %.2f s)" % sent_in
+    return got, run_row, sent_in
+
+
+@test("live-last-ack-after-a-backlog", ("release", "asan"))
+def t_live_backlog(binary, tmp):
+    """A closed connection's last ACK that waited in the kernel's ring while iwscope was held
+    up is still its own: one row a connection. Here iwscope is stopped (SIGSTOP) once eight
+    connections have sent their FINs both ways; meanwhile 20,000 UDP datagrams, then their last
+    ACKs (within the 1 s a closed connection lingers) queue in the kernel's ring; 3 s after the
+    stop it goes on. The worker's clock moved to the wall clock whenever its ring ran short
+    while older frames still waited in the kernel's: it ended the connections before their
+    ACKs, which came back as rows of their own (1 M connections live, the row queue full:
+    15,010 rows too many). On one interface and on two (a tap's two ports)."""
+    said = []
+    for ports in (1, 2):
+        got, run_row, sent_in = live_backlog(binary, tmp, ports)
+        # the ACKs must come within the linger of the FINs in the frames' own times
+        assert sent_in < 0.7, "the datagrams and the ACKs took %.2f s to send" % sent_in
+        eq(run_row["pcap_dropped"], 0, "frames dropped by the kernel (%d ports)" % ports)
+        eq(run_row["packets"], 8 * 9 + 20000, "frames analysed (%d ports)" % ports)
+        eq([(r["client_port"], r["handshake"], r["end_reason"], r["c_pkts"], r["s_pkts"]) for r in got],
+           [(41000 + i, "complete", "fin", 6, 3) for i in range(8)],
+           "one row a connection, its last ACK in it (%d ports)" % ports)
+        said.append("%d port%s: sent in %.2f s" % (ports, "s" if ports > 1 else "", sent_in))
+    return "8 connections, 8 rows, their last ACKs counted after a 3 s stop; " + "; ".join(said)
