@@ -1131,6 +1131,31 @@ static void one_dir_super_second_read(void)
 	flight_verdict(&c.f, 1, &v);
 	CHECK(v.limit != LIMIT_CWND);
 	CHECK(v.segs <= 10);
+	/* ... and its TSO super-packets (a third read): every multiple of 1448 is one of 724, so
+	 * an MSS of 736 says nothing of them: IW10 in five of 2896, never exact IW20 */
+	conn_reset(&c);
+	c.f.first_us = T0;
+	c.ts = true;
+	c.nxt[0] = 1001;
+	c.nxt[1] = 900000;
+	c.win[0] = c.win[1] = 64240;
+	c.mss[0] = 1460;
+	c.mss[1] = 736;
+	c.last_tsval[0] = 100000;
+	p = base(&c, 1, 0, TH_SYN | TH_ACK);
+	p.seq = c.nxt[1]++;
+	p.ack = c.nxt[0];
+	p.opt.present |= OPT_MSS | OPT_SACKOK;
+	p.opt.mss = 736;
+	feed(&c, &p, 1);
+	c.nxt[0] += 100;
+	for (int i = 0; i < 5; i++)
+		data(&c, 1, 50 * MS + (uint64_t)i * 100, 2896, 100050);
+	for (int i = 0; i < 10; i++)
+		data(&c, 1, 100 * MS + (uint64_t)i * 100, 2896, 100100);
+	flight_verdict(&c.f, 1, &v);
+	CHECK(v.limit != LIMIT_CWND);
+	CHECK(v.segs <= 10);
 }
 
 /* One direction: IW3 in 1448-byte segments, then its next flight as three super-packets of

@@ -264,16 +264,17 @@ static uint32_t own_segment(const struct side *s)
 /* One direction: the flight is super-packets captured on S's host, every one a multiple of
  * S's own full segment, one at least above any single Ethernet segment: counted in that
  * segment. S's segments can be larger than its own MSS says (a route's advmss, a clamp on
- * its SYN), but sizes that many all divide would be a coincidence, and a packet within an
- * Ethernet segment may be one segment of a path whose MSS S's SYN understated (an advmss of
- * 736 and 1448-byte segments); smaller segments dividing it (1448 / 2: a path MSS of 736)
- * no path we know has. 0 where this is not such a flight. */
+ * its SYN), but sizes that many all divide would be a coincidence, unless S's own is half a
+ * segment or less (an advmss of 736 over 1448-byte segments and their super-packets: every
+ * multiple of 1448 is one of 724), so two of S's own must exceed an Ethernet segment and a
+ * packet at least one must; smaller segments dividing S's own (1448 / 2: a path MSS of 736 on
+ * R's side) no path we know has. 0 where this is not such a flight. */
 static uint32_t own_super(const struct flow *f, const struct side *s)
 {
 	const struct first_flight *ff = &s->ff;
 	uint32_t own = own_segment(s);
-	return ff->one_dir && !ff->ragged && own >= SMSS_GUESS_MIN && ff->max_payload >= 2u * own &&
-	               ff->max_payload > ethernet_mss(f)
+	return ff->one_dir && !ff->ragged && own >= SMSS_GUESS_MIN && 2u * own > ethernet_mss(f) &&
+	               ff->max_payload >= 2u * own && ff->max_payload > ethernet_mss(f)
 	           ? own
 	           : 0;
 }
