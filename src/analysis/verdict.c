@@ -283,7 +283,8 @@ static uint32_t own_super(const struct flow *f, const struct side *s)
  * size where its packets are smaller (path MTU), or where R's MSS is unknown (cut, or R's SYN
  * not captured) seen twice (the first packet after the flight counts) and within what S can
  * send (at most its cap; at least half of it or RFC 1122's default MSS less a timestamp
- * option: a super-packet, or an application's small writes, are no segment size). 0 = none is
+ * option: a super-packet, or an application's small writes, are no segment size); from one
+ * direction, S's own full segment over a flight of its super-packets (own_super). 0 = none is
  * sure. */
 static uint16_t flight_smss(const struct flow *f, const struct side *s)
 {
