@@ -444,7 +444,8 @@ struct input {
 };
 
 /* The inputs as one capture: the record handed on is always the earliest of every input's next
- * one, ties going to the input given first, as mergecap does. A merge of files that follow one
+ * one, ties going to the input given first (mergecap 4's go to the later one: rows may differ
+ * from its merge's where two inputs' packets share a time stamp). A merge of files that follow one
  * another is their concatenation. Only inputs that overlap the merge's time are open: a first
  * look reads every input's first record and closes a regular file again (reopened when the
  * merge reaches its first record's time), so a thousand files of a day cost one open file at
