@@ -90,6 +90,8 @@ static void usage(FILE *out)
 	        "  -v             also print one line per finished flow on standard output\n"
 	        "  --json         with -v: JSON lines\n"
 	        "  --timing       locate first flights by timing even when timestamps allow TSecr\n"
+	        "                 (a flow seen in one direction then gets no verdict: its own\n"
+	        "                 echoes are the only evidence)\n"
 	        "  --no-dpi       do not run nDPI (app_proto stays NULL, server_name too but on\n"
 	        "                 QUIC rows: read from the client's Initial packets)\n"
 	        "  --dpi-packets N  payload packets nDPI inspects per flow before it guesses (default %u)\n"
