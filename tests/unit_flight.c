@@ -180,7 +180,7 @@ static void ack_to(struct conn *c, int dir, uint64_t t, uint32_t ackno)
 /* One direction: the capture holds only the server's packets, from its SYN-ACK at t = 0 on
  * (an asymmetric route, a tap on one fibre). The client's SYN carried TSval 100000; the
  * server's packets echo what it has processed, passed to data() explicitly. */
-static void server_only(struct conn *c, bool ts)
+static void server_only_mss(struct conn *c, bool ts, uint16_t server_mss)
 {
 	conn_reset(c);
 	c->f.first_us = T0; /* as the engine starts a flow: at its first packet */
@@ -188,7 +188,8 @@ static void server_only(struct conn *c, bool ts)
 	c->nxt[0] = 1001; /* the client's ISN + 1: what the SYN-ACK acknowledges */
 	c->nxt[1] = 900000;
 	c->win[0] = c->win[1] = 64240;
-	c->mss[0] = c->mss[1] = 1460;
+	c->mss[0] = 1460;
+	c->mss[1] = server_mss;
 	c->last_tsval[0] = 100000;
 	struct pkt p = base(c, 1, 0, TH_SYN | TH_ACK);
 	p.seq = c->nxt[1]++;
@@ -196,6 +197,12 @@ static void server_only(struct conn *c, bool ts)
 	p.opt.present |= OPT_MSS | OPT_SACKOK;
 	p.opt.mss = c->mss[1];
 	feed(c, &p, 1);
+}
+
+/* ... its SYN-ACK's MSS 1460. */
+static void server_only(struct conn *c, bool ts)
+{
+	server_only_mss(c, ts, 1460);
 }
 
 /* The server's verdict, checked in one line: limit, segment count and evidence (each compared
@@ -1107,21 +1114,7 @@ static void one_dir_super_second_read(void)
 		data(&c, 1, 100 * MS + (uint64_t)i * 100, 1448, 100100);
 	VERDICT(c, 1, LIMIT_APP, 10, FF_END_TSECR, FF_NEXT_ACK);
 
-	conn_reset(&c);
-	c.f.first_us = T0;
-	c.ts = true;
-	c.nxt[0] = 1001;
-	c.nxt[1] = 900000;
-	c.win[0] = c.win[1] = 64240;
-	c.mss[0] = 1460;
-	c.mss[1] = 736;
-	c.last_tsval[0] = 100000;
-	struct pkt p = base(&c, 1, 0, TH_SYN | TH_ACK);
-	p.seq = c.nxt[1]++;
-	p.ack = c.nxt[0];
-	p.opt.present |= OPT_MSS | OPT_SACKOK;
-	p.opt.mss = 736;
-	feed(&c, &p, 1);
+	server_only_mss(&c, true, 736);
 	c.nxt[0] += 100;
 	for (int i = 0; i < 10; i++)
 		data(&c, 1, 50 * MS + (uint64_t)i * 100, 1448, 100050);
@@ -1133,21 +1126,7 @@ static void one_dir_super_second_read(void)
 	CHECK(v.segs <= 10);
 	/* ... and its TSO super-packets (a third read): every multiple of 1448 is one of 724, so
 	 * an MSS of 736 says nothing of them: IW10 in five of 2896, never exact IW20 */
-	conn_reset(&c);
-	c.f.first_us = T0;
-	c.ts = true;
-	c.nxt[0] = 1001;
-	c.nxt[1] = 900000;
-	c.win[0] = c.win[1] = 64240;
-	c.mss[0] = 1460;
-	c.mss[1] = 736;
-	c.last_tsval[0] = 100000;
-	p = base(&c, 1, 0, TH_SYN | TH_ACK);
-	p.seq = c.nxt[1]++;
-	p.ack = c.nxt[0];
-	p.opt.present |= OPT_MSS | OPT_SACKOK;
-	p.opt.mss = 736;
-	feed(&c, &p, 1);
+	server_only_mss(&c, true, 736);
 	c.nxt[0] += 100;
 	for (int i = 0; i < 5; i++)
 		data(&c, 1, 50 * MS + (uint64_t)i * 100, 2896, 100050);
