@@ -39,4 +39,8 @@ int64_t flight_rtt_leg(const struct flow *f, int leg);
 int64_t handshake_leg(const struct flow *f, int leg);
 int64_t flight_rtt(const struct flow *f);
 
+/* S's own full segment: its SYN's MSS less a timestamp option where its data carry one (ts);
+ * 0 where its SYN showed none. */
+uint32_t flight_own_segment(const struct side *s, bool ts);
+
 #endif

@@ -335,13 +335,18 @@ static uint32_t segments(const struct first_flight *ff, uint32_t newlen)
 	return ff->smss ? (newlen + ff->smss - 1) / ff->smss : 1;
 }
 
-/* S's own full segment as p shows it: its SYN's MSS less p's timestamp option; 0 unknown. */
-static uint32_t own_full_segment(const struct side *s, const struct pkt *p)
+uint32_t flight_own_segment(const struct side *s, bool ts)
 {
-	uint32_t opt = (p->opt.present & OPT_TS) ? 12u : 0u;
+	uint32_t opt = ts ? 12u : 0u;
 	if (!s->syn_seen || !(s->syn.present & OPT_MSS) || s->syn.mss <= opt)
 		return 0;
 	return s->syn.mss - opt;
+}
+
+/* S's own full segment as p shows it (its timestamp option or none). */
+static uint32_t own_full_segment(const struct side *s, const struct pkt *p)
+{
+	return flight_own_segment(s, (p->opt.present & OPT_TS) != 0);
 }
 
 /* New data of S after flight 1 closed: counted into the next flight until R acknowledges any

@@ -254,13 +254,6 @@ static uint16_t sender_cap(const struct flow *f, const struct side *s)
 	return sender_mss_cap(s) ? sender_mss_cap(s) : ethernet_mss(f);
 }
 
-/* S's own full segment (its SYN's MSS less the timestamp option its data carry): 0 unknown. */
-static uint32_t own_segment(const struct side *s)
-{
-	uint32_t opt = s->ff.last_ts ? 12u : 0u;
-	return sender_mss_cap(s) > opt ? sender_mss_cap(s) - opt : 0;
-}
-
 /* One direction: the flight is super-packets captured on S's host, every one a multiple of
  * S's own full segment, one at least above any single Ethernet segment: counted in that
  * segment. S's segments can be larger than its own MSS says (a route's advmss, a clamp on
@@ -272,7 +265,7 @@ static uint32_t own_segment(const struct side *s)
 static uint32_t own_super(const struct flow *f, const struct side *s)
 {
 	const struct first_flight *ff = &s->ff;
-	uint32_t own = own_segment(s);
+	uint32_t own = flight_own_segment(s, ff->last_ts);
 	return ff->one_dir && !ff->ragged && own >= SMSS_GUESS_MIN && 2u * own > ethernet_mss(f) &&
 	               ff->max_payload >= 2u * own && ff->max_payload > ethernet_mss(f)
 	           ? own
@@ -295,8 +288,9 @@ static uint16_t flight_smss(const struct flow *f, const struct side *s)
 		               ? ff->max_payload
 		               : m;
 	uint16_t cap = sender_cap(f, s);
-	if (own_super(f, s))
-		return (uint16_t)own_super(f, s);
+	uint32_t own = own_super(f, s);
+	if (own)
+		return (uint16_t)own;
 	if (ff->max_payload > cap || (2u * ff->max_payload < cap && ff->max_payload < SMSS_GUESS_MIN) ||
 	    super_multiple(ff->max_payload))
 		return 0;
@@ -392,7 +386,7 @@ static void judge(const struct flow *f, int sender, struct ff_verdict *v)
 	if (ff->one_dir) {
 		if (small_inside)
 			v->segs = by_bytes;
-		one_dir_verdict(ff, m, own_segment(s), v);
+		one_dir_verdict(ff, m, flight_own_segment(s, ff->last_ts), v);
 		if (v->limit == LIMIT_CWND && small_inside)
 			v->limit = LIMIT_APP;
 		else if (v->limit == LIMIT_CWND && ff->bytes > FLIGHT_EXACT_MAX_BYTES)
