@@ -47,7 +47,7 @@ BENCH_DIR = "/tmp/iwscope-bench"   # where bench/run.py leaves big.pcap
 SECTION = "## Live capture"        # the heading of the RESULTS.md section this writes
 OPEN_SECTION = "## Live capture, many connections open"  # ... and of --open's
 # columns of flows that identify a run or a row in it, not the flow: left out of the comparison
-NOT_COMPARED = ("probe", "run_id", "flow_key")
+NOT_COMPARED = ("probe", "run_id", "flow_key", "source_file")  # source_file: NULL live, by design
 RECEIVERS = ("tcpdump", "iwscope")
 ROW_KEY = ("client_ip", "client_port", "server_ip", "server_port")
 
@@ -209,6 +209,29 @@ def stop(p, timeout=120):
         time.sleep(0.02)
     CHILDREN.remove(p)
     return time.monotonic() - t0, ru.ru_utime + ru.ru_stime, ru.ru_maxrss
+
+
+def new_lab(labs, mtu):
+    """A Lab of that MTU, kept in labs for in_lab to close."""
+    labs.append(Lab(mtu))
+    return labs[-1]
+
+
+def in_lab(work, body):
+    """body(labs), labs a list where body keeps the Lab it makes (new_lab): its result, or None
+    when interrupted (said on stderr). Whatever happens, the children are killed, the lab's
+    namespaces removed and work deleted."""
+    labs = []
+    try:
+        return body(labs)
+    except KeyboardInterrupt:
+        print("\nbench/live.py: interrupted; namespaces removed", file=sys.stderr)
+        return None
+    finally:
+        kill_children()
+        for lab in labs:
+            lab.close()
+        shutil.rmtree(work, ignore_errors=True)
 
 
 def kill_children():
@@ -618,19 +641,10 @@ def main():
     signal.signal(signal.SIGTERM, on_term)
     signal.signal(signal.SIGHUP, on_term)
     work = tempfile.mkdtemp(prefix="iwscope-live-")
-    lab = None
     if args.open:
-        try:
-            lab = Lab(1500)
-            results = run_open(args, lab, work)
-        except KeyboardInterrupt:
-            print("\nbench/live.py: interrupted; namespaces removed", file=sys.stderr)
+        results = in_lab(work, lambda labs: run_open(args, new_lab(labs, 1500), work))
+        if results is None:
             return 130
-        finally:
-            kill_children()
-            if lab:
-                lab.close()
-            shutil.rmtree(work, ignore_errors=True)
         md = open_markdown(args, results, load)
         print(md)
         if args.append_results:
@@ -638,12 +652,12 @@ def main():
             print("wrote the live --open section of bench/RESULTS.md")
         bad = [r["n"] for r in results if r["iwscope"]["rows"] != r["n"] or r["iwscope"]["evicted"]]
         return 1 if bad else 0
-    try:
+    def measure(labs):
         pcap = os.path.join(work, "replay.pcap")
         npk, biggest = cut_capture(bench_capture(args.capture), pcap, args.packets)
         log("replaying %d packets (largest frame %d bytes); rates %s; %d run(s) each; load %s"
             % (npk, biggest, ", ".join(rate_name(r) for r in rates), args.runs, load))
-        lab = Lab(biggest - 14)
+        lab = new_lab(labs, biggest - 14)
         results = {}
         for rate in rates:
             results[rate] = {"tcpdump": [], "iwscope": []}
@@ -657,14 +671,12 @@ def main():
                             r["dropped"], fmt(per_packet(r), "%.0f"), r["stop_s"],
                             "" if r["exit"] in (0, None) else ", exit %s: %s" % (r["exit"], r["stderr"][-300:])))
         check = None if args.no_check else live_offline_check(lab, pcap, rates[0], args, work)
-    except KeyboardInterrupt:
-        print("\nbench/live.py: interrupted; namespaces removed", file=sys.stderr)
+        return results, npk, check
+
+    done = in_lab(work, measure)
+    if done is None:
         return 130
-    finally:
-        kill_children()
-        if lab:
-            lab.close()
-        shutil.rmtree(work, ignore_errors=True)
+    results, npk, check = done
     head, rows = table(results, rates)
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(head)]
     print()
