@@ -71,6 +71,20 @@
                                          * not a burst that stalls the writing thread */
 #endif
 
+/* Copies of one packet (copies.h) */
+#ifndef COPY_SLOTS_LOG2
+#define COPY_SLOTS_LOG2 12 /* 4096 recent packets remembered (64 KiB an engine: stays in L2) */
+#endif
+#ifndef COPY_STRONG_US
+#define COPY_STRONG_US (10000ull) /* a copy within 10 ms of the first, where the packet names
+                                   * its transmission (an IPv4 ID, a QUIC datagram's bytes) */
+#endif
+#ifndef COPY_WEAK_US
+#define COPY_WEAK_US (1000ull) /* within 1 ms where it does not (IPv6, ID 0): a retransmission
+                                * of the same bytes, timestamps and all, comes a round trip
+                                * later at the soonest */
+#endif
+
 /* First-flight inference (docs/METHOD.md) */
 #ifndef FLIGHT_TOL_DIV
 #define FLIGHT_TOL_DIV 10 /* timing rule tolerance = handshake RTT / 10 */

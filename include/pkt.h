@@ -61,6 +61,7 @@ struct pkt {
 	uint8_t ttl;           /* TTL or hop limit */
 	uint8_t flags;         /* TH_* */
 	uint8_t quirks;        /* Q_* */
+	uint16_t ipid;         /* IPv4's identification (RFC 791), 0 for IPv6 */
 	struct ip_addr src, dst;
 	uint16_t sport, dport;
 	uint32_t seq, ack;
@@ -87,6 +88,7 @@ enum decode_result {
 	DECODE_FRAGMENT,      /* IP fragment: counted and skipped */
 	DECODE_IPV6_EXT,      /* extension header chain we cannot walk (ESP, too long) */
 	DECODE_UNSUP_ENCAP,   /* encapsulation not decoded (e.g. an unknown ethertype) */
+	DECODE_COPY,          /* a second copy of a packet just seen (copies.h): not an error */
 	DECODE_NREASONS,
 	/* not a reason: a UDP datagram no tunnel claimed, decoded as far as its payload (addresses,
 	 * ports, payload; no TCP fields): the engine's QUIC tracker looks at it, and counts it as

@@ -451,3 +451,57 @@ def t_same_capture_twice(binary, tmp):
     eq(count_rows(db), 8, "counted twice, as said")
     rc, _, err = run(["-q", "--no-dpi", "--replace", "-r", "-", "-o", db], binary, stdin=data)
     eq((rc, count_rows(db), count_rows(db, "SELECT count(*) FROM runs")), (0, 4, 1), "--replace: " + err)
+
+
+def copy_counts(db):
+    return {r["reason"]: r["packets"] for r in rows(db, "SELECT reason, packets FROM run_decode")}
+
+
+@test("merge:packets-held-twice-count-once", ("release", "asan"))
+def t_copies(binary, tmp):
+    """A capture that holds every packet twice (a SPAN port given both ports of a link, two
+    taps around a router: the copy 40 us later, its TTL one lower), the two capture points as
+    two inputs, and the same file given twice: the rows of the capture itself, every column
+    (nDPI's too), for TCP and QUIC; each copy counted in run_decode as 'copy'. Before, every
+    TCP flight read 'loss' (no verdict) and QUIC's first flights counted twice."""
+    import conditions
+    out = []
+    for k, cap in enumerate((truth_pcap(), os.path.join(PCAPS, "quictruth", "cc_cubic.mid.pcap"))):
+        n = packets_of(cap)
+        whole = rows(analyse(binary, [cap], tmp, [], "whole%d.db" % k))
+        assert whole and not any(r["s_iw_limit"] == "loss" for r in whole), whole
+        want = comparable(whole)
+        dbl, late = os.path.join(tmp, "doubled%d.pcap" % k), os.path.join(tmp, "late%d.pcap" % k)
+        conditions.doubled(cap, dbl)
+        conditions.doubled(cap, late, copies_only=True)
+        for name, files in (("doubled", [dbl]), ("two-points", [cap, late]), ("same-file", [cap, cap])):
+            db = analyse(binary, files, tmp, [], "%s%d.db" % (name, k))
+            eq(comparable(rows(db)), want, "%s: rows of %s" % (name, os.path.basename(cap)))
+            eq(copy_counts(db).get("copy"), n, "%s: copies of %s" % (name, os.path.basename(cap)))
+            eq(rows(db, "SELECT decode_errors, packets FROM runs")[0], {"decode_errors": 0, "packets": 2 * n},
+               name + ": run")
+        out.append("%s: %d flows" % (os.path.basename(cap), len(want)))
+    return "; ".join(out) + ", alike doubled, from two capture points and from one file twice"
+
+
+@test("real-captures-holding-copies", ("release", "asan"))
+def t_real_copies(binary, tmp):
+    """Real captures that hold packets twice (../shared/captures, each copy read by eye with
+    tshark: equal IP ID, numbers and bytes, TTL one or two lower or the same, 0 to 300 us
+    later): their copies counted; where every packet came twice, no flow reads 'loss' any
+    more (each read 'loss' before: every segment looked sent again)."""
+    if not os.path.isdir(SHARED):
+        raise Skip("../shared/captures not present")
+    want = {"suricata-verify/bug-5867-fp-drop-01__input.pcap": (75, True),  # all twice, IP ID 0
+            "ndpi/ftp-start-tls.pcap": (16, True),   # TTL 63 and 61: before and after two hops
+            "ndpi/h323.pcap": (10, False),           # one flow's, the same microsecond
+            "zeek/testing_btest_Traces_rdp_rdp-no-cookie-mstshash.pcap": (10, False)}
+    for rel, (n, all_twice) in want.items():
+        db = analyse(binary, [os.path.join(SHARED, rel)], tmp, ["--no-dpi"], "r.db")
+        eq(copy_counts(db).get("copy"), n, rel + ": copies")
+        got = rows(db)
+        assert got, rel
+        if all_twice:
+            assert not any("loss" in (r["c_iw_limit"], r["s_iw_limit"]) for r in got), (rel, got)
+        os.remove(db)
+    return "%d captures, %d copies" % (len(want), sum(n for n, _ in want.values()))

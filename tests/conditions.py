@@ -7,6 +7,8 @@ method is checked"): each scenario's capture at each vantage point judged again
     snap68    every frame cut to 68 bytes (tcpdump's old default snaplen)
     snap54    cut to 54 bytes (Ethernet, IPv4 and TCP headers without options)
     twofiles  the two directions as two inputs (a tap's two ports): -r server -r client
+    doubled   every frame twice, the copy 40 us later and its TTL one lower (a SPAN port given
+              a link's two ports, `-i any` over a bridge, two taps around a router)
 
 What must hold under every condition: no false statement. An exact IW (cwnd) is false unless
 the flight really was window-limited at its true IW (the truth says cwnd, or "lower": the true
@@ -22,6 +24,7 @@ import glob
 import json
 import os
 import sqlite3
+import struct
 import subprocess
 import sys
 import tempfile
@@ -33,7 +36,7 @@ import truthcheck  # noqa: E402
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TRUTH = os.path.join(ROOT, "tests", "pcaps", "truth")
 VANTAGES = ("client", "mid", "server", "host")  # host: a loopback capture (lo_*, lo1500_*)
-CONDITIONS = ("server", "client", "snap68", "snap54", "twofiles")
+CONDITIONS = ("server", "client", "snap68", "snap54", "twofiles", "doubled")
 LOWER = ("app", "nagle", "ambiguous", "rwnd")
 
 
@@ -53,9 +56,52 @@ def derive(pcap, cond, port, d, proto="tcp"):
     if cond == "twofiles":
         return [direction("server"), direction("client")]
     out = "%s.%s" % (base, cond)
+    if cond == "doubled":
+        doubled(pcap, out)
+        return [out]
     subprocess.run(["editcap", "-s", cond[4:], pcap, out], check=True,
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     return [out]
+
+
+def doubled(pcap, out, lag_us=40, copies_only=False):
+    """Writes pcap (classic pcap, microseconds, Ethernet) with every frame twice: the copy
+    lag_us later with its IP TTL (hop limit) one lower and IPv4's header checksum made again,
+    as a second capture point past a router would see it; frames in time order. copies_only:
+    the copies alone (that capture point's own file)."""
+    with open(pcap, "rb") as f:
+        head, data = f.read(24), f.read()
+    magic, = struct.unpack("<I", head[:4])
+    if magic != 0xa1b2c3d4 or struct.unpack("<I", head[20:24])[0] != 1:
+        raise ValueError("%s: not a little-endian microsecond Ethernet pcap" % pcap)
+    frames, at = [], 0
+    while at + 16 <= len(data):
+        sec, usec, cap, wire = struct.unpack("<IIII", data[at:at + 16])
+        frames.append((sec * 1000000 + usec, 0, len(frames), data[at + 16:at + 16 + cap], wire))
+        at += 16 + cap
+    copies = []
+    for t, _, i, frame, wire in frames:
+        b = bytearray(frame)
+        off, etype = 14, struct.unpack(">H", b[12:14])[0] if len(b) >= 14 else 0
+        while etype in (0x8100, 0x88a8) and len(b) >= off + 4:
+            etype, off = struct.unpack(">H", b[off + 2:off + 4])[0], off + 4
+        if etype == 0x0800 and len(b) >= off + 20 and b[off + 8] > 0:
+            b[off + 8] -= 1
+            ihl = (b[off] & 0x0f) * 4
+            b[off + 10:off + 12] = b"\0\0"
+            words = sum(struct.unpack(">%dH" % (ihl // 2), bytes(b[off:off + ihl])))
+            while words >> 16:
+                words = (words & 0xffff) + (words >> 16)
+            b[off + 10:off + 12] = struct.pack(">H", ~words & 0xffff)
+        elif etype == 0x86dd and len(b) >= off + 40 and b[off + 7] > 0:
+            b[off + 7] -= 1
+        copies.append((t + lag_us, 1, i, bytes(b), wire))
+    with open(out, "wb") as f:
+        f.write(head)
+        for t, _, _, frame, wire in sorted(copies + ([] if copies_only else frames),
+                                           key=lambda r: (r[0], r[1], r[2])):
+            f.write(struct.pack("<IIII", t // 1000000, t % 1000000, len(frame), wire))
+            f.write(frame)
 
 
 class _Bpf(ctypes.Structure):
@@ -151,6 +197,18 @@ def analyse(binary, inputs, d, tag, env=None, shared=False):
     return rows
 
 
+DOUBLED_SAME = ("iw_class", "iw_limit", "iw_segs", "iw_bytes", "iw_rule", "iw_end", "pkts", "bytes")
+
+
+def doubled_differs(whole, doubled, p):
+    """How sender p's columns read from the doubled capture differ from the whole capture's, or
+    None."""
+    cols = [p + "_" + c for c in DOUBLED_SAME]
+    a = [[r.get(c) for c in cols] for r in whole]
+    b = [[r.get(c) for c in cols] for r in doubled]
+    return None if a == b else "doubled: %s, whole: %s (%s)" % (b, a, ", ".join(cols))
+
+
 def false_statement(t, want_limit, rows, p):
     """Why the rows of flow t say something false about sender p's flight, or None."""
     for row in rows:
@@ -206,6 +264,11 @@ def scenario_events(binary, path, d, env=None):
                 elif why:
                     out.append(("false", case, why))
                 w = whole.get(t["client_port"], [])
+                if cond == "doubled" and not why:
+                    # a copy adds nothing: the verdicts are the whole capture's
+                    why = doubled_differs(w, got, p)
+                    if why:
+                        out.append(("false", case, why))
                 # a verdict the whole capture gets wrong (an open case) is none to keep
                 if ts and cond == t["sender"] and exact(w, p) and not false_statement(
                         t, want_limit(t, vantage), w, p):

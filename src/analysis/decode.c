@@ -25,6 +25,7 @@ static const char *const reason_names[DECODE_NREASONS] = {
 	[DECODE_FRAGMENT] = "ip_fragment",
 	[DECODE_IPV6_EXT] = "ipv6_ext_unsupported",
 	[DECODE_UNSUP_ENCAP] = "unsupported_encapsulation",
+	[DECODE_COPY] = "copy",
 };
 
 const char *decode_reason_name(enum decode_result r)
@@ -540,6 +541,7 @@ static enum decode_result decode_ipv4(struct decode_cursor *c, struct pkt *out)
 		out->quirks |= Q_IP_OPTS;
 	out->ip_ver = 4;
 	out->ttl = h[8];
+	out->ipid = rd_be16(h + 4);
 	memset(&out->src, 0, sizeof(out->src));
 	memset(&out->dst, 0, sizeof(out->dst));
 	memcpy(out->src.b, h + 12, 4);
@@ -563,6 +565,7 @@ static enum decode_result decode_ipv6(struct decode_cursor *c, struct pkt *out)
 	uint8_t next = h[6];
 	out->ip_ver = 6;
 	out->ttl = h[7];
+	out->ipid = 0;
 	memcpy(out->src.b, h + 8, 16);
 	memcpy(out->dst.b, h + 24, 16);
 	c->p += 40;

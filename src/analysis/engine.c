@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "copies.h"
 #include "decode.h"
 #include "flight.h"
 #include "handshake.h"
@@ -35,6 +36,7 @@ struct engine {
 	uint64_t reasons[DECODE_NREASONS];
 	int failed;                /* a sink failed: stop writing */
 	uint16_t source_file;      /* opts.source_files' index of the packets now read */
+	struct copies copies;      /* packets just seen, to know one the capture holds twice */
 };
 
 void engine_source_file(engine *e, unsigned i) { e->source_file = (uint16_t)i; }
@@ -272,12 +274,19 @@ static int udp_datagram(engine *e, const struct pkt *p)
 		e->evicted_later++;
 		return 0;
 	}
+	bool client = false;
+	if (!f && !quicflow_starts(p, &client)) {
+		e->reasons[DECODE_NOT_TCP]++;
+		return 0;
+	}
+	if (copies_seen(&e->copies, p, f && quicflow_doubled(f))) {
+		/* a QUIC datagram's second copy (other UDP: not TCP) */
+		if (f)
+			quicflow_saw_copy(f);
+		e->reasons[DECODE_COPY]++;
+		return 0;
+	}
 	if (!f) {
-		bool client = false;
-		if (!quicflow_starts(p, &client)) {
-			e->reasons[DECODE_NOT_TCP]++;
-			return 0;
-		}
 		f = new_flow(e, p, client);
 		if (!f)
 			return e->failed ? -1 : 0;
@@ -308,6 +317,8 @@ int engine_packet(engine *e, int dlt, const uint8_t *data, uint32_t caplen, uint
 			return -1;
 	}
 	enum decode_result dr = decode_packet(dlt, data, caplen, ts_us, &p);
+	if (dr == DECODE_OK && copies_seen(&e->copies, &p, false))
+		dr = DECODE_COPY;
 	if (dr == DECODE_UDP)
 		return udp_datagram(e, &p);
 	if (dr != DECODE_OK) {
@@ -402,7 +413,7 @@ void engine_stats(const engine *e, struct run_info *run)
 		run->reasons[run->nreasons] = e->reasons[r];
 		run->reason_names[run->nreasons] = decode_reason_name((enum decode_result)r);
 		run->nreasons++;
-		if (r != DECODE_NOT_IP && r != DECODE_NOT_TCP && r != DECODE_FRAGMENT)
+		if (r != DECODE_NOT_IP && r != DECODE_NOT_TCP && r != DECODE_FRAGMENT && r != DECODE_COPY)
 			run->decode_errors += e->reasons[r];
 	}
 }

@@ -35,6 +35,8 @@ struct quic_conn {
 	bool s_went_on;               /* the server sent after its first flight closed */
 	bool s_resumed_late;          /* ... its first such datagram half the handshake's round
 	                               * trip or more after the flight's last: it had stopped */
+	bool doubled;                 /* a datagram came twice: the capture holds this connection's
+	                               * datagrams twice (copies.h) */
 	uint8_t hello_tries;          /* client Initial packets looked at for the hello */
 	struct quic_keys ck;
 	uint32_t c_initial;           /* the client's first Initial datagram's bytes */
@@ -484,4 +486,12 @@ void quicflow_free(struct flow *f)
 	free(f->quic->filled);
 	free(f->quic);
 	f->quic = NULL;
+}
+
+bool quicflow_doubled(const struct flow *f) { return f->quic && f->quic->doubled; }
+
+void quicflow_saw_copy(struct flow *f)
+{
+	if (f->quic)
+		f->quic->doubled = true;
 }
