@@ -18,15 +18,15 @@
 #include "pkt.h"
 
 struct copy_slot {
-	uint64_t key;        /* a packet's fingerprint, 0: empty */
-	uint64_t at : 63;    /* when it was first seen (capture time, us) */
-	uint64_t paired : 1; /* a datagram alike to others: its copy came (see copies_seen) */
+	uint64_t key; /* a packet's fingerprint, 0: empty */
+	uint64_t at;  /* when it was first seen (capture time, us) times 2, plus 1 once it was
+	               * paired (a datagram alike to others whose copy came: see copies_seen) */
 };
 
 /* Zeroed: empty. Four slots a set, a set one cache line: a copy is missed only when four
  * other packets of its set came between it and the first, not one. */
 struct copies {
-	struct copy_slot set[(1u << COPY_SLOTS_LOG2) / 4][4];
+	_Alignas(64) struct copy_slot set[(1u << COPY_SLOTS_LOG2) / 4][4];
 };
 
 /* Whether p is a copy of a packet seen shortly before; remembers p when it is not, in place of

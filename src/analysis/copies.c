@@ -6,31 +6,59 @@
 
 #include "quic.h"
 
-/* One round of a 64-bit mix (the finaliser of MurmurHash3 over a running xor). */
-static uint64_t mix(uint64_t h, uint64_t v)
+/* The fingerprint is a sum of products, each word times a constant of its position (a
+ * multilinear hash: the products are independent, so the CPU makes them side by side; every
+ * packet passes here), spread over every bit once at the end (finish). */
+struct fp {
+	uint64_t sum;
+	unsigned n;
+};
+
+static void put(struct fp *f, uint64_t v)
 {
-	h ^= v;
+	static const uint64_t k[16] = {
+		0x9e3779b97f4a7c15ull, 0xbf58476d1ce4e5b9ull, 0x94d049bb133111ebull, 0xff51afd7ed558ccdull,
+		0xc4ceb9fe1a85ec53ull, 0x2545f4914f6cdd1dull, 0xd6e8feb86659fd93ull, 0xa0761d6478bd642full,
+		0xe7037ed1a0b428dbull, 0x8ebc6af09c88c6e3ull, 0x589965cc75374cc3ull, 0x1d8e4e27c47d124full,
+		0xd1b54a32d192ed03ull, 0xaef17502108ef2d9ull, 0xf1357aea2e62a9c5ull, 0x9fb21c651e98df25ull,
+	};
+	f->sum += (v + k[(f->n + 5) & 15]) * k[f->n & 15];
+	f->n++;
+}
+
+static uint64_t finish(const struct fp *f)
+{
+	uint64_t h = f->sum ^ f->n;
 	h ^= h >> 33;
 	h *= 0xff51afd7ed558ccdull;
 	h ^= h >> 33;
 	h *= 0xc4ceb9fe1a85ec53ull;
-	h ^= h >> 33;
-	return h;
+	return h ^ (h >> 33);
 }
 
+/* n (1 to 8) bytes at b as a word: fixed-size copies, which the compiler makes one load. */
 static uint64_t word(const uint8_t *b, unsigned n)
 {
 	uint64_t v = 0;
-	memcpy(&v, b, n < 8 ? n : 8);
+	if (n >= 8) {
+		memcpy(&v, b, 8);
+	} else if (n >= 4) {
+		uint32_t lo, hi;
+		memcpy(&lo, b, 4);
+		memcpy(&hi, b + n - 4, 4); /* overlapping: every byte read, none past the end */
+		v = (uint64_t)hi << 32 | lo;
+	} else {
+		for (unsigned i = 0; i < n; i++)
+			v = v << 8 | b[i];
+	}
 	return v;
 }
 
-/* Mixes bytes [from, to) of b into h, 8 at a time. */
-static uint64_t mix_bytes(uint64_t h, const uint8_t *b, uint32_t from, uint32_t to)
+/* Puts bytes [from, to) of b into f, 8 at a time. */
+static void put_bytes(struct fp *f, const uint8_t *b, uint32_t from, uint32_t to)
 {
 	for (uint32_t i = from; i < to; i += 8)
-		h = mix(h, word(b + i, to - i));
-	return h;
+		put(f, word(b + i, to - i));
 }
 
 /* How far into a QUIC datagram its bytes are its own: a datagram sent again carries another
@@ -63,13 +91,16 @@ enum identity {
 /* The fingerprint, and how well it names one transmission (*id). */
 static uint64_t fingerprint(const struct pkt *p, enum identity *id)
 {
-	uint64_t h = mix(0x9e3779b97f4a7c15ull, (uint64_t)p->ip_ver << 56 | (uint64_t)p->transport << 48 |
-	                                         (uint64_t)p->sport << 16 | p->dport);
-	for (unsigned i = 0; i < (p->ip_ver == 4 ? 4u : 16u); i += 8) {
-		h = mix(h, word(p->src.b + i, p->ip_ver == 4 ? 4 : 8));
-		h = mix(h, word(p->dst.b + i, p->ip_ver == 4 ? 4 : 8));
+	struct fp f = { 0, 0 };
+	put(&f, (uint64_t)p->ip_ver << 56 | (uint64_t)p->transport << 48 | (uint64_t)p->sport << 16 |
+	        p->dport);
+	if (p->ip_ver == 4) {
+		put(&f, word(p->src.b, 4) << 32 | word(p->dst.b, 4));
+	} else {
+		put_bytes(&f, p->src.b, 0, 16);
+		put_bytes(&f, p->dst.b, 0, 16);
 	}
-	h = mix(h, (uint64_t)p->ipid << 32 | p->payload_len);
+	put(&f, (uint64_t)p->ipid << 32 | p->payload_len);
 	*id = p->ipid ? STRONG : WEAK;
 	if (p->transport != 6) {
 		/* a QUIC datagram: the bytes that are its own name one transmission. Without them
@@ -77,30 +108,33 @@ static uint64_t fingerprint(const struct pkt *p, enum identity *id)
 		 * copy */
 		uint32_t end = quic_own_end(p);
 		if (end) {
-			h = mix_bytes(h, p->payload, 0, end < 64 ? end : 64);
+			put_bytes(&f, p->payload, 0, end < 64 ? end : 64);
 			if (end > 64)
-				h = mix_bytes(h, p->payload, end - 32 > 64 ? end - 32 : 64, end);
-		}
-		if (end)
+				put_bytes(&f, p->payload, end - 32 > 64 ? end - 32 : 64, end);
 			*id = STRONG;
-		else if (!p->ipid)
+		} else if (!p->ipid) {
 			*id = ALIKE;
-		return h;
+		}
+		return finish(&f);
 	}
 	/* a segment's first 16 payload bytes, or all of a shorter payload, where the capture holds
 	 * them (a snaplen may cut one copy a few bytes shorter than the other: a longer link
 	 * header): a crafted capture sends other bytes again at the same numbers */
 	uint32_t n = p->payload_len < 16 ? p->payload_len : 16;
-	if (n && p->payload_cap >= n)
-		h = mix_bytes(h, p->payload, 0, n);
-	h = mix(h, (uint64_t)p->seq << 32 | p->ack);
-	h = mix(h, (uint64_t)p->flags << 40 | (uint64_t)p->win << 24 | (uint64_t)p->tcp_hlen << 8 |
-	           p->opt.present);
+	if (n == 16 && p->payload_cap >= 16) { /* the common case, two loads */
+		put(&f, word(p->payload, 8));
+		put(&f, word(p->payload + 8, 8));
+	} else if (n && p->payload_cap >= n) {
+		put_bytes(&f, p->payload, 0, n);
+	}
+	put(&f, (uint64_t)p->seq << 32 | p->ack);
+	put(&f, (uint64_t)p->flags << 40 | (uint64_t)p->win << 24 | (uint64_t)p->tcp_hlen << 8 |
+	        p->opt.present);
 	if (p->opt.present & OPT_TS)
-		h = mix(h, (uint64_t)p->opt.tsval << 32 | p->opt.tsecr);
+		put(&f, (uint64_t)p->opt.tsval << 32 | p->opt.tsecr);
 	for (unsigned i = 0; i < p->opt.nsack; i++)
-		h = mix(h, (uint64_t)p->opt.sack_left[i] << 32 | p->opt.sack_right[i]);
-	return h;
+		put(&f, (uint64_t)p->opt.sack_left[i] << 32 | p->opt.sack_right[i]);
+	return finish(&f);
 }
 
 bool copies_seen(struct copies *c, const struct pkt *p, bool doubled)
@@ -111,24 +145,25 @@ bool copies_seen(struct copies *c, const struct pkt *p, bool doubled)
 		return false; /* nothing tells this datagram from another like it */
 	uint64_t window = id == STRONG ? COPY_STRONG_US : COPY_WEAK_US;
 	struct copy_slot *set = c->set[h >> (64 - COPY_SLOTS_LOG2 + 2)];
-	struct copy_slot *old = &set[0];
+	unsigned hit = 4, old = 0;
+	uint64_t oldest = set[0].at;
 	for (unsigned i = 0; i < 4; i++) {
-		struct copy_slot *s = &set[i];
-		if (s->key == h) {
-			uint64_t at = s->at;
-			uint64_t gap = p->ts_us >= at ? p->ts_us - at : at - p->ts_us;
-			if (gap <= window && !s->paired) {
-				s->paired = id == ALIKE; /* the next alike is a datagram again */
-				return true;
-			}
-			old = s; /* the same packet long ago, or an alike one's pair done */
-			break;
-		}
-		if (s->at < old->at || !s->key)
-			old = s;
+		uint64_t at = set[i].at;
+		hit = set[i].key == h ? i : hit;
+		old = at < oldest ? i : old; /* an empty slot's time is 0: the oldest */
+		oldest = at < oldest ? at : oldest;
 	}
-	old->key = h;
-	old->at = p->ts_us;
-	old->paired = 0;
+	if (hit < 4) {
+		struct copy_slot *s = &set[hit];
+		uint64_t at = s->at >> 1;
+		uint64_t gap = p->ts_us >= at ? p->ts_us - at : at - p->ts_us;
+		if (gap <= window && !(s->at & 1)) {
+			s->at |= id == ALIKE; /* paired: the next alike is a datagram again */
+			return true;
+		}
+		old = hit; /* the same packet long ago, or an alike one's pair done: its place */
+	}
+	set[old].key = h;
+	set[old].at = p->ts_us << 1;
 	return false;
 }

@@ -36,7 +36,7 @@ struct engine {
 	uint64_t reasons[DECODE_NREASONS];
 	int failed;                /* a sink failed: stop writing */
 	uint16_t source_file;      /* opts.source_files' index of the packets now read */
-	struct copies copies;      /* packets just seen, to know one the capture holds twice */
+	struct copies *copies;     /* packets just seen, to know one the capture holds twice */
 };
 
 void engine_source_file(engine *e, unsigned i) { e->source_file = (uint16_t)i; }
@@ -86,11 +86,18 @@ engine *engine_new(const struct engine_opts *o, struct sink *sinks, unsigned nsi
 	engine *e = calloc(1, sizeof(*e));
 	if (!e)
 		return NULL;
+	e->copies = aligned_alloc(_Alignof(struct copies), sizeof(struct copies));
+	if (!e->copies) {
+		free(e);
+		return NULL;
+	}
+	memset(e->copies, 0, sizeof(*e->copies));
 	e->opts = *o;
 	e->opts.early_rows = o->early_rows && !o->threaded; /* the stage writes at flows' ends */
 	e->fopts.force_timing = o->force_timing;
 	e->flows = flow_table_new(o->flow_cap ? o->flow_cap : flow_default_cap());
 	if (!e->flows) {
+		free(e->copies);
 		free(e);
 		return NULL;
 	}
@@ -100,6 +107,7 @@ engine *engine_new(const struct engine_opts *o, struct sink *sinks, unsigned nsi
 		e->stage = stage_start(dpi, sinks, nsinks);
 		if (!e->stage) {
 			flow_table_free(e->flows);
+			free(e->copies);
 			free(e);
 			return NULL;
 		}
@@ -151,6 +159,7 @@ void engine_free(engine *e)
 		flow_remove(e->flows, f);
 	}
 	flow_table_free(e->flows);
+	free(e->copies);
 	free(e);
 }
 
@@ -279,7 +288,7 @@ static int udp_datagram(engine *e, const struct pkt *p)
 		e->reasons[DECODE_NOT_TCP]++;
 		return 0;
 	}
-	if (copies_seen(&e->copies, p, f && quicflow_doubled(f))) {
+	if (copies_seen(e->copies, p, f && quicflow_doubled(f))) {
 		/* a QUIC datagram's second copy (other UDP: not TCP) */
 		if (f)
 			quicflow_saw_copy(f);
@@ -317,7 +326,7 @@ int engine_packet(engine *e, int dlt, const uint8_t *data, uint32_t caplen, uint
 			return -1;
 	}
 	enum decode_result dr = decode_packet(dlt, data, caplen, ts_us, &p);
-	if (dr == DECODE_OK && copies_seen(&e->copies, &p, false))
+	if (dr == DECODE_OK && copies_seen(e->copies, &p, false))
 		dr = DECODE_COPY;
 	if (dr == DECODE_UDP)
 		return udp_datagram(e, &p);
