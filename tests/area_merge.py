@@ -480,6 +480,9 @@ def t_copies(binary, tmp):
             eq(copy_counts(db).get("copy"), n, "%s: copies of %s" % (name, os.path.basename(cap)))
             eq(rows(db, "SELECT decode_errors, packets FROM runs")[0], {"decode_errors": 0, "packets": 2 * n},
                name + ": run")
+        _, _, err = run(["--no-ui", "--no-dpi", "-r", dbl, "-o", os.path.join(tmp, "said%d.db" % k)],
+                        binary, 0)
+        assert "%d packets held twice" % n in err, err
         out.append("%s: %d flows" % (os.path.basename(cap), len(want)))
     return "; ".join(out) + ", alike doubled, from two capture points and from one file twice"
 

@@ -142,6 +142,15 @@ static void print_lacks(const struct run_info *run)
 	fprintf(stderr, ": verdicts there are exact only where the packets show them (docs/METHOD.md)");
 }
 
+/* Frames of the run not analysed for reason name (decode.c's names), 0 if none. */
+static uint64_t reason_count(const struct run_info *run, const char *name)
+{
+	for (unsigned i = 0; i < run->nreasons; i++)
+		if (!strcmp(run->reason_names[i], name))
+			return run->reasons[i];
+	return 0;
+}
+
 /* The run's summary on stderr; the primary sink adds its own lines (sink.h). */
 static void print_summary(const struct plan *p, const struct run_info *run)
 {
@@ -167,6 +176,12 @@ static void print_summary(const struct plan *p, const struct run_info *run)
 		        "were final, %llu later packets of theirs not analysed)",
 		        (unsigned long long)run->evicted, (unsigned long long)run->evicted_unsettled,
 		        (unsigned long long)run->evicted_later);
+	}
+	uint64_t copies = reason_count(run, "copy");
+	if (copies) {
+		char b[32];
+		fprintf(stderr, ", %s packet%s held twice (a copy each, analysed once: docs/METHOD.md)",
+		        grouped(copies, b, sizeof(b)), copies == 1 ? "" : "s");
 	}
 	print_lacks(run);
 	fprintf(stderr, "\n");
