@@ -508,3 +508,61 @@ def t_real_copies(binary, tmp):
             assert not any("loss" in (r["c_iw_limit"], r["s_iw_limit"]) for r in got), (rel, got)
         os.remove(db)
     return "%d captures, %d copies" % (len(want), sum(n for n, _ in want.values()))
+
+
+@test("live-both-ports-of-a-router-count-once", ("release", "asan"))
+def t_live_both_ports(binary, tmp):
+    """iwscope -i r1c -i r1m: both ports of the lab's first router (as a SPAN session given both
+    ports of a link delivers them), so that every packet comes twice, the copy as late as the
+    router delays it: the verdict and SYN columns are those of one port alone (-i r1m, captured
+    at the same time), and about half the packets are counted as copies. Before, every flight
+    read 'loss'."""
+    need_root()
+    tr = netns()
+    assert os.path.exists(tr.DELAYLINE), "the lab's delay line is not built: make tools"
+    ns = tr.names("-cp%d" % os.getpid())
+    os.chmod(tmp, 0o755)
+    procs = []
+    both, one = os.path.join(tmp, "both.db"), os.path.join(tmp, "one.db")
+    transfers = ["GET:1000", "GET:14600", "GET:43440", "GET:120000"] * 2
+    try:
+        # router1 delays client -> server by 300 us: each such packet's copy comes 300 us late
+        procs += tr.lab({"name": "copies", "iw": 10}, 300, 20000, app_server=True, ns=ns)
+        caps = []
+        for db, devs in ((both, ["r1c", "r1m"]), (one, ["r1m"])):
+            args = [a for d in devs for a in ("-i", d)]
+            caps.append(subprocess.Popen(["ip", "netns", "exec", ns["r1"], binary] + args +
+                                         ["-o", db, "--no-ui"], stdout=subprocess.DEVNULL,
+                                         stderr=subprocess.PIPE, text=True, env=ENV))
+        procs += caps
+        for db in (both, one):
+            wait_for(lambda: count_rows(db, "SELECT count(*) FROM runs") == 1, 15, "the run row")
+        time.sleep(0.5)
+        cl = subprocess.run(["ip", "netns", "exec", ns["c"], "python3", tr.APP, "client", tr.S4,
+                             "8080", "0.05"] + transfers, stdout=subprocess.PIPE, text=True,
+                            timeout=120)
+        want = flows_of(transfers)
+        eq(len(cl.stdout.splitlines()), want, "transfers")
+        for db in (both, one):
+            wait_for(lambda: (count_rows(db) or 0) >= want, 20, "the rows of %d flows" % want)
+        time.sleep(0.5)
+        for c in caps:
+            c.send_signal(signal.SIGINT)
+        errs = [c.communicate(timeout=30)[1] for c in caps]
+        for c, err in zip(caps, errs):
+            eq(c.returncode, 0, "iwscope's exit after SIGINT: " + err)
+    finally:
+        for p in procs:
+            tr.stop(p)
+        tr.teardown(ns)
+    got, alone = rows(both), rows(one)
+    eq(len(got), want, "rows of the two ports")
+    assert not any("loss" in (r["c_iw_limit"], r["s_iw_limit"]) for r in got), got
+    assert sum(r["s_iw_limit"] == "cwnd" for r in got) >= 4, got
+    eq(comparable(got, also=TIMELESS), comparable(alone, also=TIMELESS),
+       "verdict and SYN columns of both ports and of one")
+    copies = copy_counts(both).get("copy", 0)
+    packets = rows(both, "SELECT packets FROM runs")[0]["packets"]
+    assert abs(2 * copies - packets) <= 4, (copies, packets)
+    assert "held twice" in errs[0], errs[0]
+    return "%d flows alike; %d of %d packets copies" % (len(got), copies, packets)
