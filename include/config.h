@@ -79,12 +79,13 @@
 #endif
 #ifndef COPY_STRONG_US
 #define COPY_STRONG_US (10000ull) /* a copy within 10 ms of the first, where the packet names
-                                   * its transmission (an IPv4 ID, a QUIC datagram's bytes) */
+                                   * its transmission (a SYN, an IPv4 ID from a side whose IDs
+                                   * change, a QUIC datagram's own bytes) */
 #endif
 #ifndef COPY_WEAK_US
-#define COPY_WEAK_US (1000ull) /* within 1 ms where it does not (IPv6, ID 0): a retransmission
-                                * of the same bytes, timestamps and all, comes a round trip
-                                * later at the soonest */
+#define COPY_WEAK_US (1000ull) /* within 1 ms where it does not (IPv6, ID 0, a kept ID, a cut
+                                * QUIC datagram): a retransmission of the same bytes,
+                                * timestamps and all, comes a round trip later at the soonest */
 #endif
 
 /* First-flight inference (docs/METHOD.md) */

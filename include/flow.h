@@ -183,6 +183,12 @@ struct side {
 	bool syn_seen : 1;         /* its SYN (client) or SYN-ACK (server) was seen: syn valid */
 	bool holed : 1;            /* the capture skipped some of its sequence: wide->holes */
 	bool counts_wide : 1;      /* its counts passed 32 bits: wide->pkts, wide->bytes */
+	bool doubled : 1;          /* the capture holds its packets twice (a copy of its SYN, or
+	                            * of a packet whose IPv4 ID names it: copies.h) */
+	bool id_seen : 1;          /* it sent an IPv4 packet with an ID other than 0: id_low */
+	bool ids_vary : 1;         /* ... and its IDs changed from one to the next: an ID names a
+	                            * transmission (a stack may keep one ID for all) */
+	uint8_t id_low : 3;        /* the low bits of its last such ID */
 	uint16_t last_win;
 	uint32_t isn;
 	uint32_t snd_max;      /* highest absolute sequence end it sent (valid with isn_known) */

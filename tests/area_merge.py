@@ -461,7 +461,8 @@ def copy_counts(db):
 def t_copies(binary, tmp):
     """A capture that holds every packet twice (a SPAN port given both ports of a link, two
     taps around a router: the copy 40 us later, its TTL one lower), the two capture points as
-    two inputs, and the same file given twice: the rows of the capture itself, every column
+    two inputs (also with the second's snaplen 300: a QUIC datagram whole at one point and cut
+    at the other), and the same file given twice: the rows of the capture itself, every column
     (nDPI's too), for TCP and QUIC; each copy counted in run_decode as 'copy'. Before, every
     TCP flight read 'loss' (no verdict) and QUIC's first flights counted twice."""
     import conditions
@@ -474,7 +475,10 @@ def t_copies(binary, tmp):
         dbl, late = os.path.join(tmp, "doubled%d.pcap" % k), os.path.join(tmp, "late%d.pcap" % k)
         conditions.doubled(cap, dbl)
         conditions.doubled(cap, late, copies_only=True)
-        for name, files in (("doubled", [dbl]), ("two-points", [cap, late]), ("same-file", [cap, cap])):
+        cut = os.path.join(tmp, "cut%d.pcap" % k)
+        conditions.doubled(cap, cut, copies_only=True, snap=300)
+        for name, files in (("doubled", [dbl]), ("two-points", [cap, late]), ("same-file", [cap, cap]),
+                            ("two-snaplens", [cap, cut])):
             db = analyse(binary, files, tmp, [], "%s%d.db" % (name, k))
             eq(comparable(rows(db)), want, "%s: rows of %s" % (name, os.path.basename(cap)))
             eq(copy_counts(db).get("copy"), n, "%s: copies of %s" % (name, os.path.basename(cap)))

@@ -64,11 +64,12 @@ def derive(pcap, cond, port, d, proto="tcp"):
     return [out]
 
 
-def doubled(pcap, out, lag_us=40, copies_only=False):
+def doubled(pcap, out, lag_us=40, copies_only=False, snap=None):
     """Writes pcap (classic pcap, microseconds, Ethernet) with every frame twice: the copy
     lag_us later with its IP TTL (hop limit) one lower and IPv4's header checksum made again,
     as a second capture point past a router would see it; frames in time order. copies_only:
-    the copies alone (that capture point's own file)."""
+    the copies alone (that capture point's own file); snap: the copies cut to that many bytes
+    (a second capture point with another snaplen)."""
     with open(pcap, "rb") as f:
         head, data = f.read(24), f.read()
     magic, = struct.unpack("<I", head[:4])
@@ -95,7 +96,7 @@ def doubled(pcap, out, lag_us=40, copies_only=False):
             b[off + 10:off + 12] = struct.pack(">H", ~words & 0xffff)
         elif etype == 0x86dd and len(b) >= off + 40 and b[off + 7] > 0:
             b[off + 7] -= 1
-        copies.append((t + lag_us, 1, i, bytes(b), wire))
+        copies.append((t + lag_us, 1, i, bytes(b[:snap] if snap else b), wire))
     with open(out, "wb") as f:
         f.write(head)
         for t, _, _, frame, wire in sorted(copies + ([] if copies_only else frames),

@@ -684,87 +684,146 @@ static struct pkt copy_pkt(uint8_t ip_ver, uint16_t ipid, uint32_t seq, uint64_t
 	return p;
 }
 
-/* copies.h: a packet again within the window is a copy whatever its TTL; a retransmission (a
- * new IP ID), other bytes at the same numbers, a copy too late, or one of a burst of equal QUIC
- * datagrams cut before their bytes is not. */
+/* copies.h: until a connection is known to come twice only its SYN (or a QUIC datagram's own
+ * bytes) can be a copy; then a packet again within the window is one whatever its TTL, and
+ * packets alike pair off; a retransmission (a new IP ID), other bytes at the same numbers, a
+ * copy too late, or a duplicate ACK where nothing showed the capture doubles, is not. */
 static void test_copies(void)
 {
-	struct copies *c = calloc(1, sizeof(*c));
+	struct copies *c = aligned_alloc(_Alignof(struct copies), sizeof(*c));
 	if (!c)
 		abort();
+	memset(c, 0, sizeof(*c));
 	struct pkt a = copy_pkt(4, 77, 1000, 5000000);
-	CHECK(!copies_seen(c, &a, false));
 	struct pkt b = a;
 	b.ttl = 63;
 	b.ts_us += 40;
-	CHECK(copies_seen(c, &b, false));                 /* past a router, 40 us later */
-	b.ts_us = a.ts_us + COPY_STRONG_US;
-	CHECK(copies_seen(c, &b, false));                 /* the IP ID names it: 10 ms */
-	b.ts_us = a.ts_us + COPY_STRONG_US + 1;
-	CHECK(!copies_seen(c, &b, false));                /* too late: a packet of its own */
+	CHECK(!copies_seen(c, &a, false, false));
+	CHECK(!copies_seen(c, &b, false, false));  /* nothing showed the capture doubles: its
+	                                            * stack may keep one IP ID */
+	struct pkt v1 = copy_pkt(4, 90, 1100, 5000200);
+	CHECK(!copies_seen(c, &v1, false, true));
+	v1.ts_us += 40;
+	CHECK(copies_seen(c, &v1, false, true));   /* its side's IDs change: the ID names it */
+	struct pkt syn = copy_pkt(4, 76, 999, 4999000);
+	syn.flags = TH_SYN;
+	syn.payload_len = syn.payload_cap = 0;
+	CHECK(!copies_seen(c, &syn, false, false));
+	syn.ts_us += 40;
+	syn.ttl = 63;
+	CHECK(copies_seen(c, &syn, false, false)); /* a SYN twice in 40 us: the proof */
+	struct pkt a2 = copy_pkt(4, 91, 1200, 5100000);
+	struct pkt b2 = a2;
+	b2.ttl = 63;
+	b2.ts_us += 40;
+	CHECK(!copies_seen(c, &a2, true, false));
+	CHECK(copies_seen(c, &b2, true, false));   /* past a router, 40 us later */
+	b2.ts_us = a2.ts_us + COPY_STRONG_US;
+	CHECK(!copies_seen(c, &b2, true, false));  /* its pair is done: a packet again */
 	struct pkt r = copy_pkt(4, 78, 1000, 5000100);
-	CHECK(!copies_seen(c, &r, false));                /* a retransmission: another IP ID */
+	CHECK(!copies_seen(c, &r, true, false));          /* a retransmission: another IP ID */
 	struct pkt o = copy_pkt(4, 79, 2000, 6000000);
-	CHECK(!copies_seen(c, &o, false));
+	CHECK(!copies_seen(c, &o, true, false));
 	o.payload = (const uint8_t *)"0123456789ab!defghi";
 	o.ts_us += 10;
-	CHECK(!copies_seen(c, &o, false));                /* other bytes at the same numbers */
+	CHECK(!copies_seen(c, &o, true, false));          /* other bytes at the same numbers */
 	struct pkt s = copy_pkt(4, 80, 3000, 7000000);
-	CHECK(!copies_seen(c, &s, false));
+	CHECK(!copies_seen(c, &s, true, false));
 	s.opt.tsval++;
 	s.ts_us += 10;
-	CHECK(!copies_seen(c, &s, false));                /* another timestamp: sent again */
+	CHECK(!copies_seen(c, &s, true, false));          /* another timestamp: sent again */
+	struct pkt late = copy_pkt(4, 81, 4000, 8000000);
+	CHECK(!copies_seen(c, &late, true, false));
+	late.ts_us += COPY_STRONG_US + 1;
+	CHECK(!copies_seen(c, &late, true, false));       /* too late: a packet of its own */
 
 	/* IPv6 names no transmission: 1 ms, not 10 */
 	struct pkt v = copy_pkt(6, 0, 1000, 9000000);
-	CHECK(!copies_seen(c, &v, false));
+	CHECK(!copies_seen(c, &v, true, false));
 	v.ttl = 63;
 	v.ts_us += COPY_WEAK_US;
-	CHECK(copies_seen(c, &v, false));
-	v.ts_us = 9000000 + COPY_WEAK_US + 1;
-	CHECK(!copies_seen(c, &v, false));
+	CHECK(copies_seen(c, &v, true, false));
+	struct pkt w = copy_pkt(6, 0, 5000, 9500000);
+	CHECK(!copies_seen(c, &w, true, false));
+	w.ts_us += COPY_WEAK_US + 1;
+	CHECK(!copies_seen(c, &w, true, false));
 
-	/* QUIC datagrams of one size, cut before their bytes, IPv6: none is a copy */
+	/* duplicate ACKs, all alike (IPv6, no SACK, one clock tick): packets where nothing showed
+	 * the capture doubles; two with their copies, in any order, two packets where it did */
+	struct pkt d = copy_pkt(6, 0, 7000, 10000000);
+	d.payload_len = d.payload_cap = 0;
+	CHECK(!copies_seen(c, &d, false, false));
+	d.ts_us += 20;
+	CHECK(!copies_seen(c, &d, false, false));
+	unsigned kept = 0;
+	for (unsigned i = 0; i < 4; i++) {
+		d.ts_us += 10;
+		kept += !copies_seen(c, &d, true, false);
+	}
+	CHECK_EQ_INT(kept, 2);
+
+	/* QUIC datagrams of one size, cut before their own bytes, IPv6: none is a copy until the
+	 * connection is known to come twice; then they pair off */
 	struct pkt q = copy_pkt(6, 0, 0, 11000000);
 	q.transport = 17;
 	q.seq = q.ack = 0;
 	q.payload_len = 1200;
 	q.payload_cap = 4;
-	CHECK(!copies_seen(c, &q, false));
+	CHECK(!copies_seen(c, &q, false, false));
 	q.ts_us += 5;
-	CHECK(!copies_seen(c, &q, false));
-	/* ... but on a connection known to come twice they pair off: four alike within 1 ms are
-	 * two datagrams and their copies, in whatever order they came */
-	unsigned kept = 0;
+	CHECK(!copies_seen(c, &q, false, false));
+	kept = 0;
 	for (unsigned i = 0; i < 4; i++) {
 		q.ts_us += 10;
-		kept += !copies_seen(c, &q, true);
+		kept += !copies_seen(c, &q, true, false);
 	}
 	CHECK_EQ_INT(kept, 2);
 	q.ts_us += COPY_WEAK_US + 1;
-	CHECK(!copies_seen(c, &q, true));
+	CHECK(!copies_seen(c, &q, true, false));
 	q.ts_us += COPY_WEAK_US + 1;
-	CHECK(!copies_seen(c, &q, true));          /* 1 ms apart: datagrams of their own */
-	/* whole, their first bytes (connection ID, protected packet number) tell them apart */
-	q.payload_len = 20;
-	q.payload_cap = 20;
-	CHECK(!copies_seen(c, &q, false));
+	CHECK(!copies_seen(c, &q, true, false));          /* 1 ms apart: datagrams of their own */
+	/* a short header's first 41 bytes (connection ID, protected packet number) are its own:
+	 * its copy proves the connection comes twice */
+	static const uint8_t one_rtt[48] = { 0x41, 1, 2, 3, 4, 5, 6, 7, 8, 0x9a, 0xbc, 0xde, 0xf0, 17 };
+	q.payload = one_rtt;
+	q.payload_len = 1200;
+	q.payload_cap = 48;
+	CHECK(!copies_seen(c, &q, false, false));
 	q.ts_us += 5;
-	CHECK(copies_seen(c, &q, false));
+	CHECK(copies_seen(c, &q, false, false));
+	/* a datagram whose header is not understood, whole, padded with zeros: its bytes before
+	 * the zeros are its own (two alike in their first 64 bytes and in their zeros differ at
+	 * byte 100) */
+	static uint8_t padded[400];
+	memset(padded, 0, sizeof(padded));
+	memcpy(padded, "\x80\xff\xff\xff\xfe", 5);
+	memset(padded + 5, 'h', 96);
+	padded[100] = 1;
+	q.payload = padded;
+	q.payload_len = q.payload_cap = sizeof(padded);
+	CHECK(!copies_seen(c, &q, false, false));
+	padded[100] = 2;
+	q.ts_us += 5;
+	CHECK(!copies_seen(c, &q, false, false));         /* another datagram */
+	q.ts_us += 5;
+	CHECK(copies_seen(c, &q, false, false));          /* its copy */
 
 	/* a set holds four: a copy comes through three packets of its set between it and the
 	 * first; a fifth packet of the set takes the oldest slot */
 	struct pkt in_set[5];
 	unsigned n = 0;
-	static struct copies probe;
+	struct copies *probe = aligned_alloc(_Alignof(struct copies), sizeof(*probe));
+	if (!probe)
+		abort();
 	for (uint32_t i = 0; n < 5 && i < 100000; i++) {
 		struct pkt x = copy_pkt(4, (uint16_t)(100 + i), i * 100, 20000000 + n);
-		memset(&probe, 0, sizeof(probe));
-		(void)copies_seen(&probe, &x, false);
-		if (probe.set[0][0].key | probe.set[0][1].key | probe.set[0][2].key |
-		    probe.set[0][3].key) /* x's fingerprint picks set 0 */
+		memset(probe, 0, sizeof(*probe));
+		(void)copies_seen(probe, &x, true, false);
+		if (probe->set[0][0].key | probe->set[0][1].key | probe->set[0][2].key |
+		    probe->set[0][3].key) /* x's fingerprint picks set 0 */
 			in_set[n++] = x;
 	}
+	free(probe);
 	CHECK_EQ_INT(n, 5);
 	if (n < 5) {
 		free(c);
@@ -772,12 +831,12 @@ static void test_copies(void)
 	}
 	memset(c, 0, sizeof(*c));
 	for (unsigned i = 0; i < 4; i++)
-		CHECK(!copies_seen(c, &in_set[i], false));
-	CHECK(copies_seen(c, &in_set[0], false));           /* three of its set came between */
-	CHECK(!copies_seen(c, &in_set[4], false));          /* takes in_set[0]'s slot, the oldest */
-	CHECK(copies_seen(c, &in_set[1], false));
-	CHECK(copies_seen(c, &in_set[4], false));
-	CHECK(!copies_seen(c, &in_set[0], false));          /* forgotten: a copy missed, no more */
+		CHECK(!copies_seen(c, &in_set[i], true, false));
+	CHECK(copies_seen(c, &in_set[0], true, false));     /* three of its set came between */
+	CHECK(!copies_seen(c, &in_set[4], true, false));    /* takes the oldest slot, in_set[0]'s */
+	CHECK(copies_seen(c, &in_set[1], true, false));
+	CHECK(copies_seen(c, &in_set[4], true, false));
+	CHECK(!copies_seen(c, &in_set[0], true, false));    /* forgotten: a copy missed, no more */
 	free(c);
 }
 

@@ -63,27 +63,35 @@ static void put_bytes(struct fp *f, const uint8_t *b, uint32_t from, uint32_t to
 
 /* How far into a QUIC datagram its bytes are its own: a datagram sent again carries another
  * packet number and so other protected bytes, while what comes before them (flags, version,
- * connection IDs, token, length) is alike across a connection's datagrams. The whole datagram
- * where the capture holds it (its last bytes are an AEAD tag); else past the first packet's
- * protected packet number (RFC 9000 17.2: 4 bytes at most) and 16 bytes of what it encrypts:
- * a long header says where that is, a short one's is within the first 41 bytes (a connection
- * ID of 20 at most). 0 where the capture stops before. */
+ * connection IDs, token, length) is alike across a connection's datagrams, and what comes
+ * after the first packet may be zeros of padding. Up to 16 bytes past the first packet's
+ * protected packet number (RFC 9000 17.2: 4 bytes at most), what it encrypts: a long header
+ * says where that is, a short one's is within the first 41 bytes (a connection ID of 20 at
+ * most); the datagram's end if sooner. A header of another layout (Google QUIC's own, a
+ * version not known): the whole datagram less its trailing zeros, where the capture holds it.
+ * 0 where the capture stops before. */
 static uint32_t quic_own_end(const struct pkt *p)
 {
-	if (p->payload_cap >= p->payload_len)
-		return p->payload_len >= 16 ? p->payload_len : 0;
 	struct quic_hdr q;
-	uint32_t end = 0;
-	enum quic_parse r = quic_header(p->payload, p->payload_len, p->payload_cap, &q);
-	if ((r == QUIC_OK || r == QUIC_CUT) && q.pn_offset)
+	uint32_t end = 0, len = p->payload_len;
+	enum quic_parse r = quic_header(p->payload, len, p->payload_cap, &q);
+	if ((r == QUIC_OK || r == QUIC_CUT) && q.pn_offset) {
 		end = q.pn_offset + 4 + 16;
-	else if (r == QUIC_OK && q.type == QUIC_SHORT)
+	} else if (r == QUIC_OK && q.type == QUIC_SHORT) {
 		end = 1 + QUIC_CID_MAX + 4 + 16;
+	} else if (p->payload_cap >= len) {
+		end = len;
+		while (end > 0 && p->payload[end - 1] == 0)
+			end--;
+		return end >= 16 ? end : 0;
+	}
+	if (end > len)
+		end = len;
 	return end <= p->payload_cap ? end : 0;
 }
 
 enum identity {
-	ALIKE,  /* a QUIC datagram cut before its own bytes, no IP ID: one of many alike */
+	ALIKE,  /* a QUIC datagram cut before its own bytes: one of many alike */
 	WEAK,   /* a segment (IPv6, ID 0): sent again within a round trip, it would be the same */
 	STRONG  /* an IP ID, a QUIC datagram's own bytes: one transmission */
 };
@@ -103,18 +111,13 @@ static uint64_t fingerprint(const struct pkt *p, enum identity *id)
 	put(&f, (uint64_t)p->ipid << 32 | p->payload_len);
 	*id = p->ipid ? STRONG : WEAK;
 	if (p->transport != 6) {
-		/* a QUIC datagram: the bytes that are its own name one transmission. Without them
-		 * (cut) and without an IP ID, a burst of equal datagrams is all alike: none is a
-		 * copy */
+		/* a QUIC datagram: its own bytes name one transmission. Without them (cut), a burst
+		 * of equal datagrams is all alike, whatever the IP ID (a stack may keep one) */
 		uint32_t end = quic_own_end(p);
-		if (end) {
-			put_bytes(&f, p->payload, 0, end < 64 ? end : 64);
-			if (end > 64)
-				put_bytes(&f, p->payload, end - 32 > 64 ? end - 32 : 64, end);
-			*id = STRONG;
-		} else if (!p->ipid) {
-			*id = ALIKE;
-		}
+		put_bytes(&f, p->payload, 0, end < 64 ? end : 64);
+		if (end > 64)
+			put_bytes(&f, p->payload, end - 32 > 64 ? end - 32 : 64, end);
+		*id = end ? STRONG : ALIKE;
 		return finish(&f);
 	}
 	/* a segment's first 16 payload bytes, or all of a shorter payload, where the capture holds
@@ -137,13 +140,18 @@ static uint64_t fingerprint(const struct pkt *p, enum identity *id)
 	return finish(&f);
 }
 
-bool copies_seen(struct copies *c, const struct pkt *p, bool doubled)
+bool copies_seen(struct copies *c, const struct pkt *p, bool doubled, bool ids_vary)
 {
 	enum identity id = STRONG;
 	uint64_t h = fingerprint(p, &id) | 1; /* never 0, an empty slot's */
-	if (id == ALIKE && !doubled)
-		return false; /* nothing tells this datagram from another like it */
-	uint64_t window = id == STRONG ? COPY_STRONG_US : COPY_WEAK_US;
+	/* what shows that the capture holds a connection twice, before anything else of it may
+	 * be a copy: a SYN or SYN-ACK (none is sent again within 10 ms), an IP ID where the side's
+	 * IDs change, a QUIC datagram's own bytes (none is ever sent again). A duplicate ACK is
+	 * equal to the ACK before it, and a stack may keep one IP ID: without that proof, packets
+	 * alike are packets. */
+	bool proves = p->transport == 6 ? (p->flags & TH_SYN) || (id == STRONG && ids_vary)
+	                                : id == STRONG;
+	uint64_t window = id == STRONG || proves ? COPY_STRONG_US : COPY_WEAK_US;
 	struct copy_slot *set = c->set[h >> (64 - COPY_SLOTS_LOG2 + 2)];
 	unsigned hit = 4, old = 0;
 	uint64_t oldest = set[0].at;
@@ -157,11 +165,15 @@ bool copies_seen(struct copies *c, const struct pkt *p, bool doubled)
 		struct copy_slot *s = &set[hit];
 		uint64_t at = s->at >> 1;
 		uint64_t gap = p->ts_us >= at ? p->ts_us - at : at - p->ts_us;
-		if (gap <= window && !(s->at & 1)) {
-			s->at |= id == ALIKE; /* paired: the next alike is a datagram again */
+		/* on a connection held twice, packets alike pair off: the second the first's copy,
+		 * the third a packet again (two equal duplicate ACKs, each with its copy) */
+		if (gap <= window && !(s->at & 1) && (doubled || proves)) {
+			s->at |= doubled;
 			return true;
 		}
-		old = hit; /* the same packet long ago, or an alike one's pair done: its place */
+		old = hit; /* the same packet long ago, a pair done, or one alike before the proof
+		            * (it is remembered all the same: the proof may come between a packet
+		            * and its copy) */
 	}
 	set[old].key = h;
 	set[old].at = p->ts_us << 1;

@@ -288,7 +288,7 @@ static int udp_datagram(engine *e, const struct pkt *p)
 		e->reasons[DECODE_NOT_TCP]++;
 		return 0;
 	}
-	if (copies_seen(e->copies, p, f && quicflow_doubled(f))) {
+	if (copies_seen(e->copies, p, f && quicflow_doubled(f), false)) {
 		/* a QUIC datagram's second copy (other UDP: not TCP) */
 		if (f)
 			quicflow_saw_copy(f);
@@ -310,6 +310,18 @@ static int udp_datagram(engine *e, const struct pkt *p)
 	return 0;
 }
 
+/* Whether sd's IPv4 IDs change from packet to packet (copies.h: then an ID names one
+ * transmission). */
+static void ids_seen(struct side *sd, const struct pkt *p)
+{
+	if (!p->ipid)
+		return;
+	if (sd->id_seen && sd->id_low != (p->ipid & 7))
+		sd->ids_vary = true;
+	sd->id_seen = true;
+	sd->id_low = p->ipid & 7;
+}
+
 int engine_packet(engine *e, int dlt, const uint8_t *data, uint32_t caplen, uint32_t wirelen,
                   uint64_t ts_us)
 {
@@ -326,17 +338,22 @@ int engine_packet(engine *e, int dlt, const uint8_t *data, uint32_t caplen, uint
 			return -1;
 	}
 	enum decode_result dr = decode_packet(dlt, data, caplen, ts_us, &p);
-	if (dr == DECODE_OK && copies_seen(e->copies, &p, false))
-		dr = DECODE_COPY;
 	if (dr == DECODE_UDP)
 		return udp_datagram(e, &p);
 	if (dr != DECODE_OK) {
 		e->reasons[dr]++;
 		return 0;
 	}
-	e->tcp_packets++;
 	int dir = 0;
 	struct flow *f = flow_lookup(e->flows, &p, &dir);
+	struct side *sd = f ? (dir ? &f->s : &f->c) : NULL;
+	if (copies_seen(e->copies, &p, sd && sd->doubled, sd && sd->ids_vary)) {
+		if (sd)
+			sd->doubled = true;
+		e->reasons[DECODE_COPY]++;
+		return 0;
+	}
+	e->tcp_packets++;
 	if (f && (p.flags & TH_SYN) && handshake_is_reuse(f, &p, dir)) {
 		if (emit(e, f, END_REUSE) != 0)
 			return -1;
@@ -357,6 +374,7 @@ int engine_packet(engine *e, int dlt, const uint8_t *data, uint32_t caplen, uint
 		dir = client || (p.sport == p.dport && memcmp(&p.src, &p.dst, sizeof(p.src)) == 0) ? 0 : 1;
 	}
 	flow_saw(f, ts_us);
+	ids_seen(dir ? &f->s : &f->c, &p);
 	handshake_update(e->flows, f, &p, dir);
 	flight_update(f, &p, dir, &e->fopts);
 	if (inspect(e, f, &p) != 0)
