@@ -35,12 +35,12 @@ void quicflow_verdict(const struct flow *f, int sender, struct ff_verdict *v);
  * handshake's round trips, the server name from the ClientHello when nDPI gives none). */
 void quicflow_record(const struct flow *f, struct flow_record *r);
 
-/* Frees f's QUIC state (nothing for a flow of another transport). */
 /* Whether a datagram of f came twice (a copy, copies.h), so that the capture holds f's
  * datagrams twice; quicflow_saw_copy says one did. */
 bool quicflow_doubled(const struct flow *f);
 void quicflow_saw_copy(struct flow *f);
 
+/* Frees f's QUIC state (nothing for a flow of another transport). */
 void quicflow_free(struct flow *f);
 
 #endif
