@@ -71,6 +71,14 @@
                                          * not a burst that stalls the writing thread */
 #endif
 
+/* A capture's clock stepping back (engine.c) */
+#ifndef CLOCK_STEP_BACK_US
+#define CLOCK_STEP_BACK_US (10000ull) /* a frame stamped up to 10 ms before the one read before
+                                       * it takes that one's time: frames stamped on several
+                                       * CPUs or queues, written in the order they were read;
+                                       * a larger step back is a clock set back, taken as is */
+#endif
+
 /* Copies of one packet (copies.h) */
 #ifndef COPY_SLOTS_LOG2
 #define COPY_SLOTS_LOG2 12 /* 4096 recent packets remembered (64 KiB an engine): a copy 1 ms

@@ -9,6 +9,9 @@ method is checked"): each scenario's capture at each vantage point judged again
     twofiles  the two directions as two inputs (a tap's two ports): -r server -r client
     doubled   every frame twice, the copy 40 us later and its TTL one lower (a SPAN port given
               a link's two ports, `-i any` over a bridge, two taps around a router)
+    jitter    every frame's time moved by up to 100 us either way, the frames in their order
+              (stamped on several CPUs or queues, written in the order they were read): times
+              that step back
 
 What must hold under every condition: no false statement. An exact IW (cwnd) is false unless
 the flight really was window-limited at its true IW (the truth says cwnd, or "lower": the true
@@ -36,7 +39,7 @@ import truthcheck  # noqa: E402
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TRUTH = os.path.join(ROOT, "tests", "pcaps", "truth")
 VANTAGES = ("client", "mid", "server", "host")  # host: a loopback capture (lo_*, lo1500_*)
-CONDITIONS = ("server", "client", "snap68", "snap54", "twofiles", "doubled")
+CONDITIONS = ("server", "client", "snap68", "snap54", "twofiles", "doubled", "jitter")
 LOWER = ("app", "nagle", "ambiguous", "rwnd")
 
 
@@ -58,6 +61,9 @@ def derive(pcap, cond, port, d, proto="tcp"):
     out = "%s.%s" % (base, cond)
     if cond == "doubled":
         doubled(pcap, out)
+        return [out]
+    if cond == "jitter":
+        jittered(pcap, out)
         return [out]
     subprocess.run(["editcap", "-s", cond[4:], pcap, out], check=True,
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -103,6 +109,23 @@ def doubled(pcap, out, lag_us=40, copies_only=False, snap=None):
                                            key=lambda r: (r[0], r[1], r[2])):
             f.write(struct.pack("<IIII", t // 1000000, t % 1000000, len(frame), wire))
             f.write(frame)
+
+
+def jittered(pcap, out, us=100):
+    """Writes pcap (classic pcap, microseconds) with each frame's time moved by a random amount
+    of up to us either way (seeded by the file's name: the same every run), the frames in their
+    order: a capture whose clock steps back from one frame to the next."""
+    import random
+    with open(pcap, "rb") as f:
+        head, data = f.read(24), f.read()
+    rnd, at, outb = random.Random(os.path.basename(pcap)), 0, bytearray(head)
+    while at + 16 <= len(data):
+        sec, usec, cap, wire = struct.unpack("<IIII", data[at:at + 16])
+        t = sec * 1000000 + usec + rnd.randint(-us, us)
+        outb += struct.pack("<IIII", t // 1000000, t % 1000000, cap, wire) + data[at + 16:at + 16 + cap]
+        at += 16 + cap
+    with open(out, "wb") as f:
+        f.write(outb)
 
 
 class _Bpf(ctypes.Structure):

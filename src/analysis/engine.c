@@ -269,9 +269,21 @@ static int inspect(engine *e, struct flow *f, const struct pkt *p)
 	return 0;
 }
 
+/* The frames' order is the order they came: one of f stamped a little before f's frame read
+ * before it (a multi-queue NIC, `-i any` on several CPUs) takes that frame's time, so that no
+ * gap in a flight comes out negative and no pause is made up; a larger step back is a clock set
+ * back (docs/METHOD.md "A clock that steps back"). Per flow, so that a live worker, which sees
+ * its flows' frames only, reads the times an offline run of the whole capture does. */
+static void steady_clock(const struct flow *f, struct pkt *p)
+{
+	uint64_t last = flow_last_us(f);
+	if (p->ts_us < last && last - p->ts_us <= CLOCK_STEP_BACK_US)
+		p->ts_us = last;
+}
+
 /* A UDP datagram: a QUIC connection's (one it starts, or one of an open one), else counted
  * as not TCP. */
-static int udp_datagram(engine *e, const struct pkt *p)
+static int udp_datagram(engine *e, struct pkt *p)
 {
 	int dir = 0;
 	struct flow *f = flow_lookup(e->flows, p, &dir);
@@ -300,6 +312,8 @@ static int udp_datagram(engine *e, const struct pkt *p)
 		if (!f)
 			return e->failed ? -1 : 0;
 		dir = client ? 0 : 1;
+	} else {
+		steady_clock(f, p);
 	}
 	e->quic_packets++;
 	flow_saw(f, p->ts_us);
@@ -354,6 +368,8 @@ int engine_packet(engine *e, int dlt, const uint8_t *data, uint32_t caplen, uint
 		return 0;
 	}
 	e->tcp_packets++;
+	if (f)
+		steady_clock(f, &p);
 	if (f && (p.flags & TH_SYN) && handshake_is_reuse(f, &p, dir)) {
 		if (emit(e, f, END_REUSE) != 0)
 			return -1;
@@ -373,7 +389,7 @@ int engine_packet(engine *e, int dlt, const uint8_t *data, uint32_t caplen, uint
 		/* the client's end is p's source (a packet from an end to itself: both) */
 		dir = client || (p.sport == p.dport && memcmp(&p.src, &p.dst, sizeof(p.src)) == 0) ? 0 : 1;
 	}
-	flow_saw(f, ts_us);
+	flow_saw(f, p.ts_us);
 	ids_seen(dir ? &f->s : &f->c, &p);
 	handshake_update(e->flows, f, &p, dir);
 	flight_update(f, &p, dir, &e->fopts);
