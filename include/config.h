@@ -73,10 +73,11 @@
 
 /* A capture's clock stepping back (engine.c) */
 #ifndef CLOCK_STEP_BACK_US
-#define CLOCK_STEP_BACK_US (10000ull) /* a frame stamped up to 10 ms before the one read before
-                                       * it takes that one's time: frames stamped on several
-                                       * CPUs or queues, written in the order they were read;
-                                       * a larger step back is a clock set back, taken as is */
+#define CLOCK_STEP_BACK_US (10000ull) /* a frame stamped up to 10 ms before the frame of its
+                                       * flow read before it takes that one's time: frames
+                                       * stamped on several CPUs or queues, written in the order
+                                       * they were read; a larger step back is a clock set back,
+                                       * taken as is */
 #endif
 
 /* Copies of one packet (copies.h) */
