@@ -269,10 +269,10 @@ static int inspect(engine *e, struct flow *f, const struct pkt *p)
 	return 0;
 }
 
-/* The frames' order is the order they came: one of f stamped a little before f's frame read
- * before it (a multi-queue NIC, `-i any` on several CPUs) takes that frame's time, so that no
- * gap in a flight comes out negative and no pause is made up; a larger step back is a clock set
- * back (docs/METHOD.md "A clock that steps back"). Per flow, so that a live worker, which sees
+/* The frames' order is the order they came: one of f stamped a little before f's latest time
+ * (a multi-queue NIC, `-i any` on several CPUs) takes that time, so that no gap in a flight
+ * comes out negative and no pause is made up; a larger step back is taken as it is
+ * (docs/METHOD.md "A clock that steps back"). Per flow, so that a live worker, which sees
  * its flows' frames only, reads the times an offline run of the whole capture does. */
 static void steady_clock(const struct flow *f, struct pkt *p)
 {
