@@ -309,6 +309,39 @@ def tcp_ports(path):
     return out
 
 
+def live_side_by_side(binary, tr, ns, runs, transfers, procs, extra=(), env=None,
+                      ready=lambda: True):
+    """Starts `iwscope -i DEV ... -o DB --no-ui EXTRA` in namespace NETNS for each (DB, [DEV,
+    ...], NETNS) of runs, side by side; once each wrote its run row and ready() holds, the lab's
+    client (namespace ns["c"]) makes the transfers; once every run holds their rows, stops each
+    with SIGINT, which it must exit 0 from. Returns (the flows made, each run's stderr). The
+    processes go into procs, for the caller's clean-up."""
+    caps = []
+    for db, devs, where in runs:
+        args = [a for d in devs for a in ("-i", d)]
+        caps.append(subprocess.Popen(["ip", "netns", "exec", where, binary] + args +
+                                     ["-o", db, "--no-ui"] + list(extra), stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.PIPE, text=True, env=env or ENV))
+    procs += caps
+    for db, _, _ in runs:
+        wait_for(lambda: count_rows(db, "SELECT count(*) FROM runs") == 1, 15, "the run row")
+    wait_for(ready, 10, "the captures beside")
+    time.sleep(0.5)
+    cl = subprocess.run(["ip", "netns", "exec", ns["c"], "python3", tr.APP, "client", tr.S4,
+                         "8080", "0.05"] + transfers, stdout=subprocess.PIPE, text=True, timeout=120)
+    want = flows_of(transfers)
+    eq(len(cl.stdout.splitlines()), want, "transfers")
+    for db, _, _ in runs:
+        wait_for(lambda: (count_rows(db) or 0) >= want, 20, "the rows of %d flows" % want)
+    time.sleep(0.5)
+    for c in caps:
+        c.send_signal(signal.SIGINT)
+    errs = [c.communicate(timeout=30)[1] for c in caps]
+    for c, err in zip(caps, errs):
+        eq(c.returncode, 0, "iwscope's exit after SIGINT: " + err)
+    return want, errs
+
+
 @test("live-two-interfaces-are-one-capture", ("release", "asan"))
 def t_live_two(binary, tmp, env=None):
     """iwscope -i tA1 -i tB1 on a tap's two ports (each carrying one direction of the lab's
@@ -337,35 +370,16 @@ def t_live_two(binary, tmp, env=None):
     try:
         procs += tr.lab({"name": "tap", "iw": 10}, 4000, 4000, app_server=True, ns=ns)
         tap_ports(ns, probe)
-        for dev, out in (("tA1", pa), ("tB1", pb)):
-            procs.append(subprocess.Popen(["ip", "netns", "exec", probe, "tcpdump", "-i", dev, "-s",
-                                           "9216", "-U", "-w", out, "tcp"], stdout=subprocess.DEVNULL,
-                                          stderr=subprocess.DEVNULL))
-        caps = []
-        for db, devs, where in ((two, ["tA1", "tB1"], probe), (one, ["r1m"], ns["r1"])):
-            args = [a for d in devs for a in ("-i", d)]
-            caps.append(subprocess.Popen(["ip", "netns", "exec", where, binary] + args +
-                                         ["-o", db, "--no-ui", "--threads", "2"],
-                                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                                         env=env or ENV))
-        procs += caps
-        for db in (two, one):
-            wait_for(lambda: count_rows(db, "SELECT count(*) FROM runs") == 1, 15, "the run row")
-        wait_for(lambda: os.path.exists(pa) and os.path.exists(pb), 10, "tcpdump's captures")
-        time.sleep(0.5)
-        cl = subprocess.run(["ip", "netns", "exec", ns["c"], "python3", tr.APP, "client", tr.S4,
-                             "8080", "0.05"] + transfers, stdout=subprocess.PIPE, text=True,
-                            timeout=120)
-        want = flows_of(transfers)
-        eq(len(cl.stdout.splitlines()), want, "transfers")
-        for db in (two, one):
-            wait_for(lambda: (count_rows(db) or 0) >= want, 20, "the rows of %d flows" % want)
-        time.sleep(0.5)
-        for p in procs[-4:]:
+        tds = [subprocess.Popen(["ip", "netns", "exec", probe, "tcpdump", "-i", dev, "-s", "9216",
+                                 "-U", "-w", out, "tcp"], stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL) for dev, out in (("tA1", pa), ("tB1", pb))]
+        procs += tds
+        want, errs = live_side_by_side(
+            binary, tr, ns, [(two, ["tA1", "tB1"], probe), (one, ["r1m"], ns["r1"])], transfers,
+            procs, ["--threads", "2"], env, ready=lambda: os.path.exists(pa) and os.path.exists(pb))
+        for p in tds:
             p.send_signal(signal.SIGINT)
-        errs = [c.communicate(timeout=30)[1] for c in caps]
-        for c, err in zip(caps, errs):
-            eq(c.returncode, 0, "iwscope's exit after SIGINT: " + err)
+            p.wait(timeout=10)
     finally:
         for p in procs:
             tr.stop(p)
@@ -532,29 +546,8 @@ def t_live_both_ports(binary, tmp):
     try:
         # router1 delays client -> server by 300 us: each such packet's copy comes 300 us late
         procs += tr.lab({"name": "copies", "iw": 10}, 300, 20000, app_server=True, ns=ns)
-        caps = []
-        for db, devs in ((both, ["r1c", "r1m"]), (one, ["r1m"])):
-            args = [a for d in devs for a in ("-i", d)]
-            caps.append(subprocess.Popen(["ip", "netns", "exec", ns["r1"], binary] + args +
-                                         ["-o", db, "--no-ui"], stdout=subprocess.DEVNULL,
-                                         stderr=subprocess.PIPE, text=True, env=ENV))
-        procs += caps
-        for db in (both, one):
-            wait_for(lambda: count_rows(db, "SELECT count(*) FROM runs") == 1, 15, "the run row")
-        time.sleep(0.5)
-        cl = subprocess.run(["ip", "netns", "exec", ns["c"], "python3", tr.APP, "client", tr.S4,
-                             "8080", "0.05"] + transfers, stdout=subprocess.PIPE, text=True,
-                            timeout=120)
-        want = flows_of(transfers)
-        eq(len(cl.stdout.splitlines()), want, "transfers")
-        for db in (both, one):
-            wait_for(lambda: (count_rows(db) or 0) >= want, 20, "the rows of %d flows" % want)
-        time.sleep(0.5)
-        for c in caps:
-            c.send_signal(signal.SIGINT)
-        errs = [c.communicate(timeout=30)[1] for c in caps]
-        for c, err in zip(caps, errs):
-            eq(c.returncode, 0, "iwscope's exit after SIGINT: " + err)
+        want, errs = live_side_by_side(binary, tr, ns, [(both, ["r1c", "r1m"], ns["r1"]),
+                                                        (one, ["r1m"], ns["r1"])], transfers, procs)
     finally:
         for p in procs:
             tr.stop(p)

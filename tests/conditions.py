@@ -70,24 +70,40 @@ def derive(pcap, cond, port, d, proto="tcp"):
     return [out]
 
 
+def pcap_read(pcap):
+    """(file header, [(time us, frame, wire length)]) of a little-endian microsecond pcap."""
+    with open(pcap, "rb") as f:
+        head, data = f.read(24), f.read()
+    if struct.unpack("<I", head[:4])[0] != 0xa1b2c3d4:
+        raise ValueError("%s: not a little-endian microsecond pcap" % pcap)
+    out, at = [], 0
+    while at + 16 <= len(data):
+        sec, usec, cap, wire = struct.unpack("<IIII", data[at:at + 16])
+        out.append((sec * 1000000 + usec, data[at + 16:at + 16 + cap], wire))
+        at += 16 + cap
+    return head, out
+
+
+def pcap_write(out, head, records):
+    """Writes records [(time us, frame, wire length)] after pcap_read's file header."""
+    with open(out, "wb") as f:
+        f.write(head)
+        for t, frame, wire in records:
+            f.write(struct.pack("<IIII", t // 1000000, t % 1000000, len(frame), wire))
+            f.write(frame)
+
+
 def doubled(pcap, out, lag_us=40, copies_only=False, snap=None):
     """Writes pcap (classic pcap, microseconds, Ethernet) with every frame twice: the copy
     lag_us later with its IP TTL (hop limit) one lower and IPv4's header checksum made again,
     as a second capture point past a router would see it; frames in time order. copies_only:
     the copies alone (that capture point's own file); snap: the copies cut to that many bytes
     (a second capture point with another snaplen)."""
-    with open(pcap, "rb") as f:
-        head, data = f.read(24), f.read()
-    magic, = struct.unpack("<I", head[:4])
-    if magic != 0xa1b2c3d4 or struct.unpack("<I", head[20:24])[0] != 1:
-        raise ValueError("%s: not a little-endian microsecond Ethernet pcap" % pcap)
-    frames, at = [], 0
-    while at + 16 <= len(data):
-        sec, usec, cap, wire = struct.unpack("<IIII", data[at:at + 16])
-        frames.append((sec * 1000000 + usec, 0, len(frames), data[at + 16:at + 16 + cap], wire))
-        at += 16 + cap
+    head, frames = pcap_read(pcap)
+    if struct.unpack("<I", head[20:24])[0] != 1:
+        raise ValueError("%s: not an Ethernet pcap" % pcap)
     copies = []
-    for t, _, i, frame, wire in frames:
+    for t, frame, wire in frames:
         b = bytearray(frame)
         off, etype = 14, struct.unpack(">H", b[12:14])[0] if len(b) >= 14 else 0
         while etype in (0x8100, 0x88a8) and len(b) >= off + 4:
@@ -102,13 +118,9 @@ def doubled(pcap, out, lag_us=40, copies_only=False, snap=None):
             b[off + 10:off + 12] = struct.pack(">H", ~words & 0xffff)
         elif etype == 0x86dd and len(b) >= off + 40 and b[off + 7] > 0:
             b[off + 7] -= 1
-        copies.append((t + lag_us, 1, i, bytes(b[:snap] if snap else b), wire))
-    with open(out, "wb") as f:
-        f.write(head)
-        for t, _, _, frame, wire in sorted(copies + ([] if copies_only else frames),
-                                           key=lambda r: (r[0], r[1], r[2])):
-            f.write(struct.pack("<IIII", t // 1000000, t % 1000000, len(frame), wire))
-            f.write(frame)
+        copies.append((t + lag_us, bytes(b[:snap] if snap else b), wire))
+    # in time order, a frame before its copy at the same time (sorted is stable)
+    pcap_write(out, head, sorted(([] if copies_only else frames) + copies, key=lambda r: r[0]))
 
 
 def jittered(pcap, out, us=100):
@@ -116,16 +128,9 @@ def jittered(pcap, out, us=100):
     of up to us either way (seeded by the file's name: the same every run), the frames in their
     order: a capture whose clock steps back from one frame to the next."""
     import random
-    with open(pcap, "rb") as f:
-        head, data = f.read(24), f.read()
-    rnd, at, outb = random.Random(os.path.basename(pcap)), 0, bytearray(head)
-    while at + 16 <= len(data):
-        sec, usec, cap, wire = struct.unpack("<IIII", data[at:at + 16])
-        t = sec * 1000000 + usec + rnd.randint(-us, us)
-        outb += struct.pack("<IIII", t // 1000000, t % 1000000, cap, wire) + data[at + 16:at + 16 + cap]
-        at += 16 + cap
-    with open(out, "wb") as f:
-        f.write(outb)
+    head, frames = pcap_read(pcap)
+    rnd = random.Random(os.path.basename(pcap))
+    pcap_write(out, head, [(t + rnd.randint(-us, us), frame, wire) for t, frame, wire in frames])
 
 
 class _Bpf(ctypes.Structure):

@@ -1090,6 +1090,24 @@ static void one_dir_super_packets(void)
 	}
 }
 
+/* A server alone whose SYN-ACK's MSS is 736 (a route's advmss) sends n packets of size bytes,
+ * then, once the echo moved, next of them: never an exact verdict, never more than ten
+ * segments (one_dir_super_second_read). */
+static void mss736_two_flights(int n, uint32_t size, int next)
+{
+	struct conn c;
+	server_only_mss(&c, true, 736);
+	c.nxt[0] += 100;
+	for (int i = 0; i < n; i++)
+		data(&c, 1, 50 * MS + (uint64_t)i * 100, size, 100050);
+	for (int i = 0; i < next; i++)
+		data(&c, 1, 100 * MS + (uint64_t)i * 100, size, 100100);
+	struct ff_verdict v;
+	flight_verdict(&c.f, 1, &v);
+	CHECK(v.limit != LIMIT_CWND);
+	CHECK(v.segs <= 10);
+}
+
 /* Three sequences a second read found (each read exact before it was fixed): a timer ending
  * a flight of super-packets (its count was the packets': IW5 for IW10); a segment size guessed
  * from an application's equal writes, whose next flight's larger packets were counted by
@@ -1114,27 +1132,10 @@ static void one_dir_super_second_read(void)
 		data(&c, 1, 100 * MS + (uint64_t)i * 100, 1448, 100100);
 	VERDICT(c, 1, LIMIT_APP, 10, FF_END_TSECR, FF_NEXT_ACK);
 
-	server_only_mss(&c, true, 736);
-	c.nxt[0] += 100;
-	for (int i = 0; i < 10; i++)
-		data(&c, 1, 50 * MS + (uint64_t)i * 100, 1448, 100050);
-	for (int i = 0; i < 20; i++)
-		data(&c, 1, 100 * MS + (uint64_t)i * 100, 1448, 100100);
-	struct ff_verdict v;
-	flight_verdict(&c.f, 1, &v);
-	CHECK(v.limit != LIMIT_CWND);
-	CHECK(v.segs <= 10);
+	mss736_two_flights(10, 1448, 20);
 	/* ... and its TSO super-packets (a third read): every multiple of 1448 is one of 724, so
 	 * an MSS of 736 says nothing of them: IW10 in five of 2896, never exact IW20 */
-	server_only_mss(&c, true, 736);
-	c.nxt[0] += 100;
-	for (int i = 0; i < 5; i++)
-		data(&c, 1, 50 * MS + (uint64_t)i * 100, 2896, 100050);
-	for (int i = 0; i < 10; i++)
-		data(&c, 1, 100 * MS + (uint64_t)i * 100, 2896, 100100);
-	flight_verdict(&c.f, 1, &v);
-	CHECK(v.limit != LIMIT_CWND);
-	CHECK(v.segs <= 10);
+	mss736_two_flights(5, 2896, 10);
 }
 
 /* One direction: IW3 in 1448-byte segments, then its next flight as three super-packets of

@@ -10,6 +10,7 @@
 #include "capture.h"
 #include "clock.h"
 #include "config.h"
+#include "decode.h"
 #include "dpi.h"
 #include "engine.h"
 #include "exitcode.h"
@@ -142,11 +143,11 @@ static void print_lacks(const struct run_info *run)
 	fprintf(stderr, ": verdicts there are exact only where the packets show them (docs/METHOD.md)");
 }
 
-/* Frames of the run not analysed for reason name (decode.c's names), 0 if none. */
-static uint64_t reason_count(const struct run_info *run, const char *name)
+/* Frames of the run not analysed for reason r, 0 if none. */
+static uint64_t reason_count(const struct run_info *run, enum decode_result r)
 {
 	for (unsigned i = 0; i < run->nreasons; i++)
-		if (!strcmp(run->reason_names[i], name))
+		if (!strcmp(run->reason_names[i], decode_reason_name(r)))
 			return run->reasons[i];
 	return 0;
 }
@@ -177,7 +178,7 @@ static void print_summary(const struct plan *p, const struct run_info *run)
 		        (unsigned long long)run->evicted, (unsigned long long)run->evicted_unsettled,
 		        (unsigned long long)run->evicted_later);
 	}
-	uint64_t copies = reason_count(run, "copy");
+	uint64_t copies = reason_count(run, DECODE_COPY);
 	if (copies) {
 		char b[32];
 		fprintf(stderr, ", %s packet%s held twice (a copy each, analysed once: docs/METHOD.md)",
